@@ -1,0 +1,4 @@
+"""Pure rules engines of the four games: no I/O, no clocks, no network.
+
+Services wrap these; the uniform interface is :class:`shared.games.base.Game`.
+"""

@@ -1,0 +1,162 @@
+"""The uniform interface every rules engine implements.
+
+A game is created from a seat count, options, a seed and an optional explicit
+setup; it is driven only through :meth:`Game.apply`. Everything is pure and
+synchronous so that services can store, replay and test it freely.
+
+Conventions shared by all engines:
+
+* An *action* is a plain dict: ``{"type": "play", "card": "R5"}``. The seat is
+  passed separately and never trusted from the dict. Unknown types, missing or
+  extra fields raise ``INVALID_ACTION``.
+* ``apply`` returns *events*: plain JSON-able dicts with a ``"type"`` key that
+  hold **public facts only** (what every seat and spectator may know). Private
+  information reaches a player only through :meth:`Game.view`.
+* ``view(seat)`` is the one function that builds player-facing data;
+  ``view(None)`` is the spectators' picture.
+* All randomness comes from the game's seed through :func:`derived_rng`, so a
+  game is reproducible from (seats, options, seed, setup, actions).
+* ``to_dict``/``from_dict`` round-trip exactly (JSON-compatible values only).
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from shared.games.errors import ErrorCode, RuleError, SetupError
+
+Action = dict[str, Any]
+Event = dict[str, Any]
+View = dict[str, Any]
+
+
+def derived_rng(seed: int, *labels: object) -> random.Random:
+    """A generator fixed by the game seed and labels (round, purpose, counter).
+
+    Deriving instead of storing a generator keeps serialised state small and
+    makes every random choice reproducible on its own.
+    """
+    return random.Random(":".join([str(seed), *map(str, labels)]))
+
+
+def require_fields(action: Mapping[str, Any], required: Mapping[str, type | tuple[type, ...]],
+                   optional: Mapping[str, type | tuple[type, ...]] | None = None) -> None:
+    """Refuse with INVALID_ACTION unless the action has exactly these typed fields."""
+    optional = optional or {}
+    extra = set(action) - {"type"} - set(required) - set(optional)
+    if extra:
+        raise RuleError(ErrorCode.INVALID_ACTION, f"unexpected field(s): {', '.join(sorted(extra))}")
+    for name, kind in required.items():
+        if name not in action:
+            raise RuleError(ErrorCode.INVALID_ACTION, f"missing field '{name}'")
+    for name, kind in {**required, **optional}.items():
+        if name in action and not _is_kind(action[name], kind):
+            raise RuleError(ErrorCode.INVALID_ACTION, f"field '{name}' has the wrong type")
+
+
+def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        return False
+    return isinstance(value, kinds)
+
+
+class Game(ABC):
+    """One running game of one of the four games."""
+
+    #: Registry name, as in scenarios: "willi", "willi-stich", "wie-waldi", "willi-wacker".
+    name: ClassVar[str]
+    min_seats: ClassVar[int]
+    max_seats: ClassVar[int]
+    #: True for Wie Waldi: every seat may act at any time, no turn order.
+    simultaneous: ClassVar[bool] = False
+
+    @classmethod
+    @abstractmethod
+    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
+            setup: Mapping[str, Any] | None = None) -> Game:
+        """Create and deal a game; raise SetupError for bad seats/options/setup."""
+
+    @classmethod
+    @abstractmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Game:
+        """Restore a game stored by :meth:`to_dict`."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The complete state as JSON-compatible data."""
+
+    @abstractmethod
+    def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        """Apply one action of ``seat``; return public events or raise RuleError."""
+
+    @abstractmethod
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every action ``seat`` may take now (empty when it owes nothing)."""
+
+    @abstractmethod
+    def to_act(self) -> list[int]:
+        """Seats that may act now (the ones a turn clock waits for)."""
+
+    @abstractmethod
+    def view(self, seat: int | None) -> View:
+        """What ``seat`` may know (``None``: a spectator). The only player-facing data."""
+
+    @abstractmethod
+    def summary(self) -> dict[str, Any]:
+        """The conformance state summary of the game's rules doc (full information)."""
+
+    @property
+    @abstractmethod
+    def over(self) -> bool:
+        """True once the game has ended."""
+
+    @abstractmethod
+    def winners(self) -> list[int]:
+        """Winning seats once over, else an empty list."""
+
+    def default_action(self, seat: int) -> Action | None:
+        """What a turn clock applies when ``seat`` lets its deadline pass.
+
+        Declining (``pass``) where the rules allow it, otherwise the first legal
+        action; ``None`` when the seat owes nothing.
+        """
+        legal = self.legal_actions(seat)
+        for action in legal:
+            if action == {"type": "pass"}:
+                return action
+        return legal[0] if legal else None
+
+    def check_seat(self, seat: object) -> int:
+        """Refuse seat numbers outside the table with INVALID_ACTION."""
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < self.seat_count:
+            raise RuleError(ErrorCode.INVALID_ACTION, f"no seat {seat!r} at this table")
+        return seat
+
+    @property
+    @abstractmethod
+    def seat_count(self) -> int:
+        """Number of seats of people (the Willi card monster is not one of them)."""
+
+
+def check_seat_count(cls: type[Game], seats: object) -> int:
+    """Refuse seat counts the game does not support with SetupError."""
+    if not isinstance(seats, int) or not cls.min_seats <= seats <= cls.max_seats:
+        raise SetupError(f"{cls.name} needs {cls.min_seats} to {cls.max_seats} seats, got {seats!r}")
+    return seats
+
+
+def check_options(options: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Fill option defaults; refuse unknown names or wrongly typed values with SetupError."""
+    merged = dict(defaults)
+    for key, value in (options or {}).items():
+        if key not in defaults:
+            raise SetupError(f"unknown option '{key}'")
+        default = defaults[key]
+        if default is not None and not _is_kind(value, type(default)) and value is not None:
+            raise SetupError(f"option '{key}' must be {type(default).__name__}")
+        merged[key] = value
+    return merged
