@@ -1,0 +1,1 @@
+"""The four gRPC services. Each package exposes ``create(runtime) -> Service``."""

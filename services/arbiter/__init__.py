@@ -1,0 +1,1 @@
+"""Arbiter: real-time Wie Waldi tables."""

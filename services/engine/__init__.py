@@ -1,0 +1,1 @@
+"""Engine: turn-based play of Willi, Willi Stich and Willi Wacker."""

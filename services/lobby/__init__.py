@@ -1,0 +1,1 @@
+"""Lobby: players and sessions, tables and seats, ready/start, quick match, chat."""

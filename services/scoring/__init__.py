@@ -1,0 +1,1 @@
+"""Scoring: results, leaderboards and ratings from JetStream."""

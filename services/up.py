@@ -1,0 +1,87 @@
+"""`stammtisch up` and `stammtisch serve`: the stack on one machine, or one service alone."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from services.runner import running_services, stop_on_signals
+from shared.config import DEV_TOKEN_SECRET, Settings
+from shared.localinfra import LocalServer, answers, free_port, start_nats, start_redis
+from shared.logs import configure_logging, get_logger
+from shared.metrics import serve_metrics
+
+log = get_logger("up")
+
+
+def _port_or_free(preferred: int) -> int:
+    return free_port() if answers(f"tcp://127.0.0.1:{preferred}") else preferred
+
+
+@contextlib.contextmanager
+def ensure_infra(settings: Settings, data_dir: Path) -> Iterator[Settings]:
+    """Use REDIS_URL/NATS_URL when they answer; otherwise start our own and stop them after."""
+    started: list[LocalServer] = []
+    try:
+        if not answers(settings.redis_url):
+            server = start_redis(_port_or_free(6379), data_dir / "redis")
+            started.append(server)
+            settings = dataclasses.replace(settings, redis_url=server.url)
+            log.info("started_redis", url=server.url, reason="REDIS_URL did not answer")
+        if not answers(settings.nats_url):
+            server = start_nats(_port_or_free(4222), data_dir / "nats")
+            started.append(server)
+            settings = dataclasses.replace(settings, nats_url=server.url)
+            log.info("started_nats", url=server.url, reason="NATS_URL did not answer")
+        yield settings
+    finally:
+        for server in reversed(started):
+            server.stop()
+            log.info("stopped_local_server", name=server.name)
+
+
+async def serve_until_stopped(settings: Settings, names: Sequence[str],
+                              announce: bool = False) -> None:
+    """Run the services until SIGTERM/SIGINT, then shut down gracefully."""
+    stop = stop_on_signals()
+    metrics_port = serve_metrics(settings.metrics_port, settings.bind_host)
+    async with running_services(settings, names) as running:
+        if announce:
+            host = settings.bind_host
+            print("Stammtisch is up:", flush=True)
+            for item in running:
+                print(f"  {item.service.name:<8} grpc://{host}:{item.port}  ({item.service.full_name})",
+                      flush=True)
+            print(f"  metrics  http://{host}:{metrics_port}/metrics", flush=True)
+            print(f"  redis    {settings.redis_url}\n  nats     {settings.nats_url}", flush=True)
+            print("Press Ctrl-C to stop.", flush=True)
+        await stop.wait()
+        log.info("stopping", reason="signal")
+
+
+def _prepare(settings: Settings) -> None:
+    configure_logging(settings.log_level, settings.log_format)
+    if settings.token_secret == DEV_TOKEN_SECRET:
+        log.warning("dev_token_secret", hint="set STAMMTISCH_TOKEN_SECRET outside development")
+
+
+def up(names: Sequence[str]) -> int:
+    """The whole stack in one process, with Redis and NATS started if needed."""
+    settings = Settings.from_env()
+    _prepare(settings)
+    data_dir = Path(os.environ.get("STAMMTISCH_DATA_DIR", ".var")).resolve()
+    with ensure_infra(settings, data_dir) as ready:
+        asyncio.run(serve_until_stopped(ready, names, announce=True))
+    return 0
+
+
+def serve(names: Sequence[str]) -> int:
+    """Named services against the configured Redis and NATS (containers, Kubernetes)."""
+    settings = Settings.from_env()
+    _prepare(settings)
+    asyncio.run(serve_until_stopped(settings, names))
+    return 0

@@ -1,0 +1,78 @@
+"""Configuration from environment variables, with defaults for one machine.
+
+Every process reads the same variables, so a service behaves the same in
+`stammtisch up`, in a container and in Kubernetes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+#: Service name -> default gRPC port.
+DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054}
+
+#: The development signing secret; `up` warns when it is in use.
+DEV_TOKEN_SECRET = "stammtisch-dev-secret-change-me"
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One process's settings; build with :meth:`from_env`."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    nats_url: str = "nats://127.0.0.1:4222"
+    bind_host: str = "127.0.0.1"
+    ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    metrics_port: int = 9100
+    key_prefix: str = "st"
+    token_secret: str = DEV_TOKEN_SECRET
+    token_ttl_seconds: int = 86_400
+    turn_seconds: float = 60.0
+    log_level: str = "info"
+    log_format: str = "json"
+    grace_seconds: float = 5.0
+    max_message_bytes: int = 64 * 1024
+    actions_per_second: float = 20.0
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        """Read every STAMMTISCH_* variable plus REDIS_URL and NATS_URL."""
+        env = os.environ.get
+        return cls(
+            redis_url=env("REDIS_URL") or cls.redis_url,
+            nats_url=env("NATS_URL") or cls.nats_url,
+            bind_host=env("STAMMTISCH_BIND") or cls.bind_host,
+            ports={name: _int(f"STAMMTISCH_{name.upper()}_PORT", port)
+                   for name, port in DEFAULT_PORTS.items()},
+            metrics_port=_int("STAMMTISCH_METRICS_PORT", cls.metrics_port),
+            key_prefix=env("STAMMTISCH_KEY_PREFIX") or cls.key_prefix,
+            token_secret=env("STAMMTISCH_TOKEN_SECRET") or cls.token_secret,
+            token_ttl_seconds=_int("STAMMTISCH_TOKEN_TTL", cls.token_ttl_seconds),
+            turn_seconds=_float("STAMMTISCH_TURN_SECONDS", cls.turn_seconds),
+            log_level=(env("STAMMTISCH_LOG_LEVEL") or cls.log_level).lower(),
+            log_format=(env("STAMMTISCH_LOG_FORMAT") or cls.log_format).lower(),
+            grace_seconds=_float("STAMMTISCH_GRACE_SECONDS", cls.grace_seconds),
+            max_message_bytes=_int("STAMMTISCH_MAX_MESSAGE_BYTES", cls.max_message_bytes),
+            actions_per_second=_float("STAMMTISCH_ACTIONS_PER_SECOND", cls.actions_per_second),
+        )

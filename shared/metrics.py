@@ -1,0 +1,44 @@
+"""The Prometheus metrics every service exports; dashboards and alerts query these names.
+
+Kept in one module so that deploy/ (dashboards, alert rules) and the code
+cannot drift apart: tests/deploy checks every metric the deploy files query
+is defined here.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+RPC_LATENCY = Histogram(
+    "stammtisch_rpc_duration_seconds", "gRPC handling time by service, method and status code",
+    ["service", "method", "code"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+ACTIONS = Counter(
+    "stammtisch_actions_total", "Game actions by game, outcome (applied/refused) and rules code",
+    ["game", "outcome", "code"],
+)
+LIVE_TABLES = Gauge("stammtisch_live_tables", "Tables with a running game, by game", ["game"])
+OPEN_STREAMS = Gauge("stammtisch_open_streams", "Open server streams by service", ["service"])
+COMMIT_RETRIES = Counter(
+    "stammtisch_commit_retries_total", "Optimistic commits retried after a concurrent write",
+    ["game"],
+)
+EVENT_LAG = Histogram(
+    "stammtisch_event_lag_seconds", "Time from commit to delivery on a player's stream",
+    ["service"], buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5),
+)
+TURN_CLOCK_EXPIRIES = Counter(
+    "stammtisch_turn_clock_expiries_total", "Default actions applied because a deadline passed",
+    ["game"],
+)
+RESULTS_PUBLISHED = Counter(
+    "stammtisch_results_published_total", "Round and game results published to JetStream",
+    ["kind"],
+)
+
+
+def serve_metrics(port: int, host: str = "0.0.0.0") -> int:
+    """Expose /metrics over HTTP; port 0 picks a free one. Returns the bound port."""
+    server, _thread = start_http_server(port, addr=host)
+    return int(server.server_port)

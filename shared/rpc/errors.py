@@ -1,0 +1,85 @@
+"""Map failures to gRPC statuses: rules codes travel in the status details.
+
+A refused action becomes INVALID_ARGUMENT (malformed), ABORTED (STALE, a lost
+race worth retrying on the new state) or FAILED_PRECONDITION (every other
+rules code), with a ``stammtisch.v1.RuleViolation`` packed into the standard
+``google.rpc.Status`` details so clients can read the exact code.
+"""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import status_pb2
+from grpc_status import rpc_status
+
+from shared.api.stammtisch.v1 import errors_pb2
+from shared.games.errors import ErrorCode, RuleError
+
+DETAILS_KEY = "grpc-status-details-bin"
+
+_STATUS_OF_RULE = {
+    ErrorCode.INVALID_ACTION: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.STALE: grpc.StatusCode.ABORTED,
+}
+
+
+class ServiceError(Exception):
+    """A refusal outside the rules (unknown table, bad token, ...), with its status."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def not_found(what: str) -> ServiceError:
+    """The named thing does not exist."""
+    return ServiceError(grpc.StatusCode.NOT_FOUND, f"{what} not found")
+
+
+def invalid(message: str) -> ServiceError:
+    """The request is malformed."""
+    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def precondition(message: str) -> ServiceError:
+    """The request is well-formed but not possible now."""
+    return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, message)
+
+
+def status_of_rule(code: ErrorCode) -> grpc.StatusCode:
+    """The gRPC status code a rules refusal travels with."""
+    return _STATUS_OF_RULE.get(code, grpc.StatusCode.FAILED_PRECONDITION)
+
+
+def rule_error_trailers(err: RuleError) -> tuple[grpc.StatusCode, str, tuple[tuple[str, bytes], ...]]:
+    """Status code, message and trailing metadata carrying the RuleViolation."""
+    code = status_of_rule(err.code)
+    detail = any_pb2.Any()
+    detail.Pack(errors_pb2.RuleViolation(code=rule_code_to_proto(err.code), message=err.message))
+    status = status_pb2.Status(code=code.value[0], message=err.message, details=[detail])
+    return code, err.message, ((DETAILS_KEY, status.SerializeToString()),)
+
+
+def rule_code_to_proto(code: ErrorCode) -> int:
+    """ErrorCode -> stammtisch.v1.ErrorCode enum value."""
+    return int(errors_pb2.ErrorCode.Value(f"ERROR_CODE_{code.value}"))
+
+
+def rule_violation_of(error: grpc.RpcError) -> errors_pb2.RuleViolation | None:
+    """Client side: the RuleViolation inside a failed call's status, if any."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(errors_pb2.RuleViolation.DESCRIPTOR):
+            violation = errors_pb2.RuleViolation()
+            detail.Unpack(violation)
+            return violation
+    return None
+
+
+def rule_code_name(violation: errors_pb2.RuleViolation) -> str:
+    """The rules code name ("MUST_FOLLOW") of a RuleViolation."""
+    return str(errors_pb2.ErrorCode.Name(violation.code)).removeprefix("ERROR_CODE_")

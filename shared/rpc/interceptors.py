@@ -1,0 +1,165 @@
+"""The server interceptor: request ids, token auth, rate limits, logging, metrics, errors.
+
+One wrapper runs around every handler (unary or streaming) so that each
+concern happens exactly once per call, in this order: bind a request id,
+authenticate, rate-limit, run the handler, map failures to statuses, then log
+and measure the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+
+from shared.games.errors import RuleError
+from shared.logs import get_logger
+from shared.metrics import RPC_LATENCY
+from shared.rpc.auth import TokenSigner, bearer_token, set_identity
+from shared.rpc.errors import ServiceError, rule_error_trailers
+
+log = get_logger("rpc")
+
+#: Methods callable without a token.
+PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login")
+
+
+class RateLimiter:
+    """A token bucket per player: ``rate`` calls per second, bursts up to ``burst``."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def allow(self, key: str, now: float | None = None) -> bool:
+        """Spend one token of ``key``'s bucket if there is one."""
+        now = time.monotonic() if now is None else now
+        tokens, last = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if tokens < 1:
+            self._buckets[key] = (tokens, now)
+            return False
+        self._buckets[key] = (tokens - 1, now)
+        return True
+
+
+class StammtischInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps every handler of one server (the service name labels its metrics)."""
+
+    def __init__(self, service: str, signer: TokenSigner, limiter: RateLimiter) -> None:
+        self.service = service
+        self.signer = signer
+        self.limiter = limiter
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method: str = handler_call_details.method  # type: ignore[attr-defined]
+        metadata = tuple(handler_call_details.invocation_metadata or ())  # type: ignore[attr-defined]
+        public = method.startswith(PUBLIC_PREFIXES)
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, method, metadata, public),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer)
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(handler.unary_stream, method, metadata, public),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer)
+        return handler
+
+    def _begin(self, method: str, metadata: tuple[Any, ...], public: bool) -> None:
+        """Bind ids, authenticate and rate-limit; raises ServiceError to refuse."""
+        request_id = next((v for k, v in metadata if k == "x-request-id"), None) or uuid.uuid4().hex
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(request_id=request_id, method=method)
+        set_identity(None)
+        token = bearer_token(metadata)
+        if token is None:
+            if not public:
+                raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "missing token: log in first")
+            return
+        identity = self.signer.verify(token)
+        set_identity(identity)
+        structlog.contextvars.bind_contextvars(player_id=identity.player_id)
+        if not public and not self.limiter.allow(identity.player_id):
+            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many requests; slow down")
+
+    async def _fail(self, context: grpc.aio.ServicerContext, exc: Exception) -> None:
+        """Turn an exception into the call's status (context.abort raises)."""
+        if isinstance(exc, RuleError):
+            code, message, trailers = rule_error_trailers(exc)
+            await context.abort(code, message, trailing_metadata=trailers)
+        if isinstance(exc, ServiceError):
+            await context.abort(exc.code, exc.message)
+        if isinstance(exc, NotImplementedError):
+            method = structlog.contextvars.get_contextvars().get("method", "this method")
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method} is not available yet")
+        log.exception("rpc_crashed")
+        await context.abort(grpc.StatusCode.INTERNAL, "internal error; see server logs")
+
+    def _finish(self, method: str, context: grpc.aio.ServicerContext, started: float,
+                fallback: grpc.StatusCode) -> None:
+        code = context.code() or fallback
+        name = code.name if isinstance(code, grpc.StatusCode) else str(code)
+        elapsed = time.perf_counter() - started
+        RPC_LATENCY.labels(self.service, method.rsplit("/", 1)[-1], name).observe(elapsed)
+        level = log.info if name in ("OK", "CANCELLED") else log.warning
+        level("rpc", code=name, ms=round(elapsed * 1000, 2))
+
+    def _wrap_unary(self, behavior: Callable[..., Any], method: str, metadata: tuple[Any, ...],
+                    public: bool) -> Callable[..., Awaitable[Any]]:
+        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            started = time.perf_counter()
+            status = grpc.StatusCode.OK
+            try:
+                self._begin(method, metadata, public)
+                return await behavior(request, context)
+            except asyncio.CancelledError:
+                status = grpc.StatusCode.CANCELLED
+                raise
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+                status = grpc.StatusCode.UNKNOWN
+                await self._fail(context, exc)
+            finally:
+                self._finish(method, context, started, status)
+        return wrapper
+
+    def _wrap_stream(self, behavior: Callable[..., Any], method: str, metadata: tuple[Any, ...],
+                     public: bool) -> Callable[..., AsyncIterator[Any]]:
+        async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            started = time.perf_counter()
+            status = grpc.StatusCode.OK
+            try:
+                self._begin(method, metadata, public)
+                result = behavior(request, context)
+                if inspect.isasyncgen(result):
+                    async for item in result:
+                        yield item
+                else:
+                    await result
+            except asyncio.CancelledError:
+                status = grpc.StatusCode.CANCELLED
+                raise
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+                status = grpc.StatusCode.UNKNOWN
+                await self._fail(context, exc)
+            finally:
+                self._finish(method, context, started, status)
+        return wrapper

@@ -1,0 +1,56 @@
+"""One gRPC server bootstrap for every service: health, reflection, interceptor, limits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from shared.config import Settings
+from shared.rpc.auth import TokenSigner
+from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
+
+Register = Callable[[grpc.aio.Server], None]
+
+
+def server_options(settings: Settings) -> list[tuple[str, int]]:
+    """Message size limits and keepalive suited to mobile clients on flaky networks."""
+    return [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", 4 * 1024 * 1024),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
+
+
+async def create_server(
+    address: str, service: str, full_names: Sequence[str], register: Register,
+    settings: Settings, health: HealthServicer | None = None,
+) -> tuple[grpc.aio.Server, int]:
+    """Build and start a server on ``address`` (port 0 picks one); returns it and its port.
+
+    ``register`` adds the service's servicers; ``full_names`` are their proto
+    names, reported SERVING on the health service and listed by reflection.
+    """
+    signer = TokenSigner(settings.token_secret, settings.token_ttl_seconds)
+    limiter = RateLimiter(settings.actions_per_second, settings.actions_per_second * 2)
+    server = grpc.aio.server(interceptors=[StammtischInterceptor(service, signer, limiter)],
+                             options=server_options(settings))
+    register(server)
+    health = health or HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    names = [*full_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+             reflection.SERVICE_NAME]
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot bind gRPC server to {address}")
+    await server.start()
+    for name in ("", *full_names):
+        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return server, port

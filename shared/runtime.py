@@ -1,0 +1,84 @@
+"""Connections every service shares in one process: Redis, NATS and JetStream.
+
+Opening the runtime declares the JetStream streams, so a fresh NATS server is
+usable at once; closing it drains NATS (in-flight messages are delivered)
+and closes Redis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import nats
+import redis.asyncio as aioredis
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from nats.js.api import StreamConfig
+from nats.js.errors import BadRequestError
+
+from shared.config import Settings
+from shared.logs import get_logger
+
+log = get_logger("runtime")
+
+
+def results_stream(settings: Settings) -> StreamConfig:
+    """Durable round and game results; duplicates within 2 minutes are dropped by msg id."""
+    prefix = settings.key_prefix
+    return StreamConfig(name=f"{prefix.upper()}_RESULTS", subjects=[f"{prefix}.results.>"],
+                        duplicate_window=120.0, max_age=30 * 86_400.0)
+
+
+def table_events_stream(settings: Settings) -> StreamConfig:
+    """Lobby/table lifecycle events (table.started, game.finished) for other services."""
+    prefix = settings.key_prefix
+    return StreamConfig(name=f"{prefix.upper()}_TABLES", subjects=[f"{prefix}.tables.>"],
+                        duplicate_window=120.0, max_age=7 * 86_400.0)
+
+
+@dataclass
+class Runtime:
+    """Live connections of one process."""
+
+    settings: Settings
+    redis: aioredis.Redis
+    nats: NATS
+    js: JetStreamContext
+
+    def key(self, *parts: str) -> str:
+        """A Redis key in this deployment's namespace."""
+        return ":".join((self.settings.key_prefix, *parts))
+
+    def subject(self, *parts: str) -> str:
+        """A NATS subject in this deployment's namespace."""
+        return ".".join((self.settings.key_prefix, *parts))
+
+
+async def declare_streams(js: JetStreamContext, settings: Settings) -> None:
+    """Create or update the JetStream streams the services rely on."""
+    for config in (results_stream(settings), table_events_stream(settings)):
+        try:
+            await js.add_stream(config)
+        except BadRequestError:
+            await js.update_stream(config)
+
+
+@asynccontextmanager
+async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIterator[Runtime]:
+    """Connect to Redis and NATS, declare streams; drain and close on exit."""
+    redis = aioredis.from_url(settings.redis_url, decode_responses=False)
+    await redis.ping()
+    nc = await nats.connect(settings.nats_url, name=name, max_reconnect_attempts=-1,
+                            reconnect_time_wait=0.5)
+    js = nc.jetstream()
+    try:
+        await declare_streams(js, settings)
+        log.info("runtime_connected", redis=settings.redis_url, nats=settings.nats_url)
+        yield Runtime(settings, redis, nc, js)
+    finally:
+        if not nc.is_closed:
+            await nc.drain()
+        await redis.aclose()
+        log.info("runtime_closed")
