@@ -1,0 +1,1 @@
+"""Wie Waldi (Abacusspiele): everybody builds dachshunds at once; see RULES.md."""

@@ -1,0 +1,343 @@
+"""Wie Waldi: simultaneous real-time dog building, as a pure engine.
+
+Every seat may act at any time; the caller (the arbiter) applies actions one
+at a time in the order it receives them, and that order is the game. An
+``attach`` may name the dog length its sender saw (``at``) so that a lost race
+is refused with ``STALE`` instead of landing on a different end.
+
+The engine has no clock. A server that keeps a round time limit (option
+``round_seconds``) calls :meth:`WieWaldi.time_up` when it passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from shared.games.base import (
+    Action,
+    Event,
+    Game,
+    View,
+    check_options,
+    check_seat_count,
+    require_fields,
+)
+from shared.games.errors import ErrorCode, RuleError, SetupError
+from shared.games.waldi import scoring
+from shared.games.waldi.cards import has_cat, is_head, is_tail, left_colour, right_colour
+from shared.games.waldi.deal import PILES, ROUNDS, deal_round, parse_setup
+from shared.games.waldi.state import Dog, RoundResult, WaldiState
+
+TOKENS = 6
+DEFAULT_OPTIONS: dict[str, Any] = {"round_seconds": None}
+
+#: Why a round ended, as the ``round_over`` event says.
+END_STOP, END_DEAD, END_TIME = "stop", "dead_end", "time_up"
+
+
+class WieWaldi(Game):
+    """Three rounds of everybody building dachshunds at once."""
+
+    name: ClassVar[str] = "wie-waldi"
+    min_seats: ClassVar[int] = 2
+    max_seats: ClassVar[int] = 4
+    simultaneous: ClassVar[bool] = True
+
+    def __init__(self, state: WaldiState) -> None:
+        self._s = state
+        self._handlers: dict[str, Callable[[int, Mapping[str, Any]], list[Event]]] = {
+            "draw": self._draw, "return": self._return,
+            "place_head": self._place_head, "attach": self._attach,
+        }
+
+    # -- creation and storage -------------------------------------------------
+
+    @classmethod
+    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
+            setup: Mapping[str, Any] | None = None) -> WieWaldi:
+        """Deal round 1 from the setup or the seed."""
+        seats = check_seat_count(cls, seats)
+        opts = check_options(options, DEFAULT_OPTIONS)
+        limit = opts["round_seconds"]
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float)
+                                  or limit <= 0):
+            raise SetupError("option 'round_seconds' must be a positive number of seconds or null")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise SetupError("the seed must be an integer")
+        fixed = parse_setup(setup, seats)
+        state = WaldiState(
+            seats=seats, options=opts, seed=seed, fixed_deals=fixed, round=1,
+            piles=deal_round(seed, 1, seats, fixed), held=[None] * seats,
+            held_from=[None] * seats, dogs=[], tokens_left=[TOKENS] * seats,
+            discarded=[[] for _ in range(seats)], scores=[0] * seats, completed_rounds=[],
+            over=False, winners=[])
+        return cls(state)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WieWaldi:
+        """Restore a game stored by :meth:`to_dict`."""
+        return cls(WaldiState.from_dict(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The complete state (JSON-compatible)."""
+        return self._s.to_dict()
+
+    @property
+    def seat_count(self) -> int:
+        """Number of players."""
+        return self._s.seats
+
+    @property
+    def over(self) -> bool:
+        """True after the third round."""
+        return self._s.over
+
+    def winners(self) -> list[int]:
+        """Seats with the most bone points once over."""
+        return list(self._s.winners)
+
+    # -- who may do what --------------------------------------------------------
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Plays of the held card first, then ``return``; with an empty hand, the draws."""
+        s = self._s
+        if s.over or not 0 <= seat < s.seats:
+            return []
+        card = s.held[seat]
+        if card is None:
+            return [{"type": "draw", "pile": p} for p in range(PILES) if s.piles[seat][p]]
+        if is_head(card):
+            plays: list[Action] = [{"type": "place_head"}]
+        else:
+            plays = [{"type": "attach", "dog": dog["id"]} for dog in s.dogs
+                     if not dog["complete"] and right_colour(dog["cards"][-1]) == left_colour(card)]
+        return [*plays, {"type": "return"}]
+
+    def to_act(self) -> list[int]:
+        """Every seat that holds a card or still has a pile to draw from."""
+        s = self._s
+        if s.over:
+            return []
+        return [seat for seat in range(s.seats)
+                if s.held[seat] is not None or any(s.piles[seat])]
+
+    def default_action(self, seat: int) -> Action | None:
+        """Let go of a held card; an empty-handed seat owes nothing in real-time play."""
+        return {"type": "return"} if not self._s.over and self._s.held[seat] is not None else None
+
+    # -- actions ------------------------------------------------------------------
+
+    def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        """Validate completely, then change the state; refusals change nothing."""
+        seat = self.check_seat(seat)
+        if not isinstance(action, Mapping):
+            raise RuleError(ErrorCode.INVALID_ACTION, "an action is an object with a 'type'")
+        kind = action.get("type")
+        handler = self._handlers.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            raise RuleError(ErrorCode.INVALID_ACTION, f"unknown action type {action.get('type')!r}")
+        return handler(seat, action)
+
+    def _check_live(self) -> None:
+        if self._s.over:
+            raise RuleError(ErrorCode.GAME_OVER, "the game has ended")
+
+    def _held_card(self, seat: int, verb: str) -> str:
+        card = self._s.held[seat]
+        if card is None:
+            raise RuleError(ErrorCode.NOT_ALLOWED, f"cannot {verb}: seat {seat} holds no card")
+        return card
+
+    def _draw(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        require_fields(action, {"pile": int})
+        pile = action["pile"]
+        if not 0 <= pile < PILES:
+            raise RuleError(ErrorCode.INVALID_ACTION, f"there is no pile {pile} (0-{PILES - 1})")
+        self._check_live()
+        s = self._s
+        if s.held[seat] is not None:
+            raise RuleError(ErrorCode.NOT_ALLOWED, "already holding a card: play or return it")
+        if not s.piles[seat][pile]:
+            raise RuleError(ErrorCode.NOT_ALLOWED, f"pile {pile} is empty")
+        s.held[seat] = s.piles[seat][pile].pop(0)
+        s.held_from[seat] = pile
+        return [{"type": "draw", "seat": seat, "pile": pile}]
+
+    def _return(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        require_fields(action, {})
+        self._check_live()
+        s = self._s
+        card = self._held_card(seat, "return a card")
+        pile = s.held_from[seat]
+        assert pile is not None
+        s.piles[seat][pile].append(card)
+        s.held[seat] = s.held_from[seat] = None
+        return [{"type": "return", "seat": seat, "pile": pile}]
+
+    def _place_head(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        require_fields(action, {})
+        self._check_live()
+        s = self._s
+        card = self._held_card(seat, "place a head")
+        if not is_head(card):
+            raise RuleError(ErrorCode.NOT_ALLOWED, f"only a head starts a dog, not {card}")
+        dog: Dog = {"id": f"d{len(s.dogs) + 1}", "cards": [card], "by": [seat],
+                    "complete": False, "owner": None}
+        s.dogs.append(dog)
+        s.held[seat] = s.held_from[seat] = None
+        events: list[Event] = [{"type": "place_head", "seat": seat, "card": card, "dog": dog["id"]}]
+        return events + self._after_placement(seat)
+
+    def _attach(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        require_fields(action, {"dog": str}, {"at": int})
+        at = action.get("at")
+        if at is not None and at < 0:
+            raise RuleError(ErrorCode.INVALID_ACTION, "'at' is a dog length and cannot be negative")
+        self._check_live()
+        s = self._s
+        dog = s.find_dog(action["dog"])
+        if dog is None or dog["complete"]:
+            state = "is complete" if dog else "is not on the table"
+            raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"dog {action['dog']!r} {state}")
+        if at is not None and at != len(dog["cards"]):
+            raise RuleError(ErrorCode.STALE, f"dog {dog['id']} has {len(dog['cards'])} cards "
+                                             f"now, not {at}")
+        card = s.held[seat]
+        end = right_colour(dog["cards"][-1])
+        if card is not None and not is_head(card) and left_colour(card) != end:
+            raise RuleError(ErrorCode.NO_MATCH, f"{card} does not fit the {end} end of {dog['id']}")
+        card = self._held_card(seat, "attach")
+        if is_head(card):
+            raise RuleError(ErrorCode.NOT_ALLOWED, "a head never attaches; place it as a new dog")
+        dog["cards"].append(card)
+        dog["by"].append(seat)
+        s.held[seat] = s.held_from[seat] = None
+        events: list[Event] = [{"type": "attach", "seat": seat, "card": card, "dog": dog["id"],
+                                "length": len(dog["cards"])}]
+        if is_tail(card):
+            events.append(self._complete(dog, seat))
+        return events + self._after_placement(seat)
+
+    def _complete(self, dog: Dog, seat: int) -> Event:
+        """The tail's layer puts a token on the dog; the cat decides the owner."""
+        dog["complete"] = True
+        dog["owner"] = seat if has_cat(dog["cards"][-1]) else dog["by"][0]
+        self._s.tokens_left[seat] -= 1
+        return {"type": "dog_complete", "dog": dog["id"], "owner": dog["owner"],
+                "token_by": seat, "tokens_left": self._s.tokens_left[seat]}
+
+    def _after_placement(self, seat: int) -> list[Event]:
+        """Stop on the last token; otherwise end the round if nobody can ever play again."""
+        if self._s.tokens_left[seat] == 0:
+            return [{"type": "stop", "seat": seat}, *self._end_round(END_STOP, seat)]
+        if self._s.dead_end():
+            return self._end_round(END_DEAD, None)
+        return []
+
+    def time_up(self, round_no: int | None = None) -> list[Event]:
+        """End the current round because its time limit passed (like a dead end).
+
+        The server calls this; ``round_no`` guards against a late timer: when it
+        names a round that is no longer running, nothing happens. Refused with
+        NOT_ALLOWED on a table without ``round_seconds``.
+        """
+        s = self._s
+        if s.options["round_seconds"] is None:
+            raise RuleError(ErrorCode.NOT_ALLOWED, "this table has no round time limit")
+        if s.over or (round_no is not None and round_no != s.round):
+            return []
+        return self._end_round(END_TIME, None)
+
+    def _end_round(self, end: str, stopped_by: int | None) -> list[Event]:
+        """Discard held cards, score, then deal the next round or finish the game."""
+        s = self._s
+        for seat, card in enumerate(s.held):
+            if card is not None:
+                s.discarded[seat].append(card)
+        s.held = [None] * s.seats
+        s.held_from = [None] * s.seats
+        cards_won = [sum(len(d["cards"]) for d in s.dogs if d["owner"] == seat)
+                     for seat in range(s.seats)]
+        emptied = [any(not pile for pile in s.piles[seat]) for seat in range(s.seats)]
+        points = scoring.round_points(cards_won, emptied)
+        s.scores = [a + b for a, b in zip(s.scores, points, strict=True)]
+        s.completed_rounds.append({"cards_won": cards_won, "points": points,
+                                   "stopped_by": stopped_by})
+        events: list[Event] = [{
+            "type": "round_over", "round": s.round, "end": end, "stopped_by": stopped_by,
+            "cards_won": cards_won, "points": points, "emptied_a_pile": emptied,
+            "scores": list(s.scores)}]
+        if s.round == ROUNDS:
+            s.over = True
+            s.winners = scoring.winners(s.scores)
+            events.append({"type": "game_over", "winners": list(s.winners),
+                           "scores": list(s.scores)})
+            return events
+        s.round += 1
+        s.piles = deal_round(s.seed, s.round, s.seats, s.fixed_deals)
+        s.dogs = []
+        s.tokens_left = [TOKENS] * s.seats
+        s.discarded = [[] for _ in range(s.seats)]
+        events.append({"type": "round_started", "round": s.round})
+        return events
+
+    # -- what players see ---------------------------------------------------------
+
+    def view(self, seat: int | None) -> View:
+        """Own held card only; piles as sizes; the table, tokens and scores are public."""
+        s = self._s
+        if seat is not None:
+            seat = self.check_seat(seat)
+        own = s.held[seat] if seat is not None else None
+        return {
+            "game": self.name,
+            "seat": seat,
+            "round": s.round,
+            "rounds": ROUNDS,
+            "phase": "over" if s.over else "play",
+            "round_seconds": s.options["round_seconds"],
+            "hand": [own] if own is not None else [],
+            "hand_pile": s.held_from[seat] if seat is not None else None,
+            "holding": [card is not None for card in s.held],
+            "pile_sizes": [[len(pile) for pile in seat_piles] for seat_piles in s.piles],
+            "dogs": [_copy_dog(dog) for dog in s.dogs],
+            "tokens_left": list(s.tokens_left),
+            "scores": list(s.scores),
+            "completed_rounds": [_copy_result(r) for r in s.completed_rounds],
+            "to_act": self.to_act(),
+            "over": s.over,
+            "winners": list(s.winners),
+            "legal": self.legal_actions(seat) if seat is not None else [],
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The conformance state fields (full information), ``visible`` built from views."""
+        s = self._s
+        views = [self.view(seat) for seat in range(s.seats)]
+        public = views[0]
+        return {
+            "round": s.round,
+            "phase": public["phase"],
+            "held": list(s.held),
+            "pile_sizes": public["pile_sizes"],
+            "dogs": public["dogs"],
+            "tokens_left": public["tokens_left"],
+            "scores": public["scores"],
+            "completed_rounds": public["completed_rounds"],
+            "over": s.over,
+            "winners": list(s.winners),
+            "discarded": [list(cards) for cards in s.discarded],
+            "visible": [[views[viewer]["hand"] if owner == viewer else None
+                         for owner in range(s.seats)] for viewer in range(s.seats)],
+        }
+
+
+def _copy_dog(dog: Dog) -> Dog:
+    return {"id": dog["id"], "cards": list(dog["cards"]), "by": list(dog["by"]),
+            "complete": dog["complete"], "owner": dog["owner"]}
+
+
+def _copy_result(result: RoundResult) -> RoundResult:
+    return {"cards_won": list(result["cards_won"]), "points": list(result["points"]),
+            "stopped_by": result["stopped_by"]}
