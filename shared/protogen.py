@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto"
 API_DIR = ROOT / "shared" / "api"
 _IMPORT = re.compile(r"\b(from|import) stammtisch\.v1\b")
-_QUALIFIED = re.compile(r"(?<![\w.])stammtisch\.v1\.")
+_QUALIFIED = re.compile(r"(?<![\w./'\"])stammtisch\.v1\.(?=\w+_pb2)")
 
 
 def _rewrite(text: str) -> str:

@@ -49,7 +49,7 @@ def require_fields(action: Mapping[str, Any], required: Mapping[str, type | tupl
     extra = set(action) - {"type"} - set(required) - set(optional)
     if extra:
         raise RuleError(ErrorCode.INVALID_ACTION, f"unexpected field(s): {', '.join(sorted(extra))}")
-    for name, kind in required.items():
+    for name in required:
         if name not in action:
             raise RuleError(ErrorCode.INVALID_ACTION, f"missing field '{name}'")
     for name, kind in {**required, **optional}.items():

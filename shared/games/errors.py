@@ -6,10 +6,10 @@ codes apply, the one listed first here wins. A refused action changes nothing.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class ErrorCode(str, Enum):
+class ErrorCode(StrEnum):
     """Why an action was refused, in precedence order (first applicable wins)."""
 
     INVALID_ACTION = "INVALID_ACTION"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from shared.games.errors import RuleError, SetupError
@@ -50,7 +51,7 @@ def run_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
 def main(path: str) -> int:
     """CLI entry: read FILE (or - for stdin), print the outcome as one JSON object."""
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         scenario = json.loads(text)
         if not isinstance(scenario, dict):
             raise ScenarioError("a scenario is a JSON object")

@@ -62,9 +62,9 @@ def rule_error_trailers(err: RuleError) -> tuple[grpc.StatusCode, str, tuple[tup
     return code, err.message, ((DETAILS_KEY, status.SerializeToString()),)
 
 
-def rule_code_to_proto(code: ErrorCode) -> int:
+def rule_code_to_proto(code: ErrorCode) -> errors_pb2.ErrorCode.ValueType:
     """ErrorCode -> stammtisch.v1.ErrorCode enum value."""
-    return int(errors_pb2.ErrorCode.Value(f"ERROR_CODE_{code.value}"))
+    return errors_pb2.ErrorCode.Value(f"ERROR_CODE_{code.value}")
 
 
 def rule_violation_of(error: grpc.RpcError) -> errors_pb2.RuleViolation | None:

@@ -38,17 +38,17 @@ class ArbiterServiceStub:
             channel: A grpc.Channel.
         """
         self.Act = channel.unary_unary(
-                '/shared.api.stammtisch.v1.ArbiterService/Act',
+                '/stammtisch.v1.ArbiterService/Act',
                 request_serializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceActRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceActResponse.FromString,
                 _registered_method=True)
         self.GetView = channel.unary_unary(
-                '/shared.api.stammtisch.v1.ArbiterService/GetView',
+                '/stammtisch.v1.ArbiterService/GetView',
                 request_serializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceGetViewRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceGetViewResponse.FromString,
                 _registered_method=True)
         self.Subscribe = channel.unary_stream(
-                '/shared.api.stammtisch.v1.ArbiterService/Subscribe',
+                '/stammtisch.v1.ArbiterService/Subscribe',
                 request_serializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeResponse.FromString,
                 _registered_method=True)
@@ -98,9 +98,9 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'shared.api.stammtisch.v1.ArbiterService', rpc_method_handlers)
+            'stammtisch.v1.ArbiterService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('shared.api.stammtisch.v1.ArbiterService', rpc_method_handlers)
+    server.add_registered_method_handlers('stammtisch.v1.ArbiterService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
@@ -124,7 +124,7 @@ class ArbiterService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.ArbiterService/Act',
+            '/stammtisch.v1.ArbiterService/Act',
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceActRequest.SerializeToString,
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceActResponse.FromString,
             options,
@@ -151,7 +151,7 @@ class ArbiterService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.ArbiterService/GetView',
+            '/stammtisch.v1.ArbiterService/GetView',
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceGetViewRequest.SerializeToString,
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceGetViewResponse.FromString,
             options,
@@ -178,7 +178,7 @@ class ArbiterService:
         return grpc.experimental.unary_stream(
             request,
             target,
-            '/shared.api.stammtisch.v1.ArbiterService/Subscribe',
+            '/stammtisch.v1.ArbiterService/Subscribe',
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeRequest.SerializeToString,
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeResponse.FromString,
             options,

@@ -38,17 +38,17 @@ class EngineServiceStub:
             channel: A grpc.Channel.
         """
         self.Act = channel.unary_unary(
-                '/shared.api.stammtisch.v1.EngineService/Act',
+                '/stammtisch.v1.EngineService/Act',
                 request_serializer=stammtisch_dot_v1_dot_engine__pb2.ActRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_engine__pb2.ActResponse.FromString,
                 _registered_method=True)
         self.GetView = channel.unary_unary(
-                '/shared.api.stammtisch.v1.EngineService/GetView',
+                '/stammtisch.v1.EngineService/GetView',
                 request_serializer=stammtisch_dot_v1_dot_engine__pb2.GetViewRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_engine__pb2.GetViewResponse.FromString,
                 _registered_method=True)
         self.Subscribe = channel.unary_stream(
-                '/shared.api.stammtisch.v1.EngineService/Subscribe',
+                '/stammtisch.v1.EngineService/Subscribe',
                 request_serializer=stammtisch_dot_v1_dot_engine__pb2.SubscribeRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_engine__pb2.SubscribeResponse.FromString,
                 _registered_method=True)
@@ -103,9 +103,9 @@ def add_EngineServiceServicer_to_server(servicer, server):
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'shared.api.stammtisch.v1.EngineService', rpc_method_handlers)
+            'stammtisch.v1.EngineService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('shared.api.stammtisch.v1.EngineService', rpc_method_handlers)
+    server.add_registered_method_handlers('stammtisch.v1.EngineService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
@@ -129,7 +129,7 @@ class EngineService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.EngineService/Act',
+            '/stammtisch.v1.EngineService/Act',
             stammtisch_dot_v1_dot_engine__pb2.ActRequest.SerializeToString,
             stammtisch_dot_v1_dot_engine__pb2.ActResponse.FromString,
             options,
@@ -156,7 +156,7 @@ class EngineService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.EngineService/GetView',
+            '/stammtisch.v1.EngineService/GetView',
             stammtisch_dot_v1_dot_engine__pb2.GetViewRequest.SerializeToString,
             stammtisch_dot_v1_dot_engine__pb2.GetViewResponse.FromString,
             options,
@@ -183,7 +183,7 @@ class EngineService:
         return grpc.experimental.unary_stream(
             request,
             target,
-            '/shared.api.stammtisch.v1.EngineService/Subscribe',
+            '/stammtisch.v1.EngineService/Subscribe',
             stammtisch_dot_v1_dot_engine__pb2.SubscribeRequest.SerializeToString,
             stammtisch_dot_v1_dot_engine__pb2.SubscribeResponse.FromString,
             options,

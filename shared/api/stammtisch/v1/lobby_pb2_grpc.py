@@ -37,57 +37,57 @@ class LobbyServiceStub:
             channel: A grpc.Channel.
         """
         self.Login = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/Login',
+                '/stammtisch.v1.LobbyService/Login',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.LoginRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.LoginResponse.FromString,
                 _registered_method=True)
         self.CreateTable = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/CreateTable',
+                '/stammtisch.v1.LobbyService/CreateTable',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.CreateTableRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.CreateTableResponse.FromString,
                 _registered_method=True)
         self.ListTables = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/ListTables',
+                '/stammtisch.v1.LobbyService/ListTables',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.ListTablesRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.ListTablesResponse.FromString,
                 _registered_method=True)
         self.GetTable = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/GetTable',
+                '/stammtisch.v1.LobbyService/GetTable',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.GetTableRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.GetTableResponse.FromString,
                 _registered_method=True)
         self.JoinTable = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/JoinTable',
+                '/stammtisch.v1.LobbyService/JoinTable',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.JoinTableRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.JoinTableResponse.FromString,
                 _registered_method=True)
         self.LeaveTable = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/LeaveTable',
+                '/stammtisch.v1.LobbyService/LeaveTable',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.LeaveTableRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.LeaveTableResponse.FromString,
                 _registered_method=True)
         self.SetReady = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/SetReady',
+                '/stammtisch.v1.LobbyService/SetReady',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.SetReadyRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.SetReadyResponse.FromString,
                 _registered_method=True)
         self.AddBot = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/AddBot',
+                '/stammtisch.v1.LobbyService/AddBot',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.AddBotRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.AddBotResponse.FromString,
                 _registered_method=True)
         self.QuickMatch = channel.unary_stream(
-                '/shared.api.stammtisch.v1.LobbyService/QuickMatch',
+                '/stammtisch.v1.LobbyService/QuickMatch',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.QuickMatchRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.QuickMatchResponse.FromString,
                 _registered_method=True)
         self.SendChat = channel.unary_unary(
-                '/shared.api.stammtisch.v1.LobbyService/SendChat',
+                '/stammtisch.v1.LobbyService/SendChat',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.SendChatRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.SendChatResponse.FromString,
                 _registered_method=True)
         self.WatchTable = channel.unary_stream(
-                '/shared.api.stammtisch.v1.LobbyService/WatchTable',
+                '/stammtisch.v1.LobbyService/WatchTable',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.WatchTableRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.WatchTableResponse.FromString,
                 _registered_method=True)
@@ -231,9 +231,9 @@ def add_LobbyServiceServicer_to_server(servicer, server):
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'shared.api.stammtisch.v1.LobbyService', rpc_method_handlers)
+            'stammtisch.v1.LobbyService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('shared.api.stammtisch.v1.LobbyService', rpc_method_handlers)
+    server.add_registered_method_handlers('stammtisch.v1.LobbyService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
@@ -256,7 +256,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/Login',
+            '/stammtisch.v1.LobbyService/Login',
             stammtisch_dot_v1_dot_lobby__pb2.LoginRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.LoginResponse.FromString,
             options,
@@ -283,7 +283,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/CreateTable',
+            '/stammtisch.v1.LobbyService/CreateTable',
             stammtisch_dot_v1_dot_lobby__pb2.CreateTableRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.CreateTableResponse.FromString,
             options,
@@ -310,7 +310,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/ListTables',
+            '/stammtisch.v1.LobbyService/ListTables',
             stammtisch_dot_v1_dot_lobby__pb2.ListTablesRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.ListTablesResponse.FromString,
             options,
@@ -337,7 +337,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/GetTable',
+            '/stammtisch.v1.LobbyService/GetTable',
             stammtisch_dot_v1_dot_lobby__pb2.GetTableRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.GetTableResponse.FromString,
             options,
@@ -364,7 +364,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/JoinTable',
+            '/stammtisch.v1.LobbyService/JoinTable',
             stammtisch_dot_v1_dot_lobby__pb2.JoinTableRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.JoinTableResponse.FromString,
             options,
@@ -391,7 +391,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/LeaveTable',
+            '/stammtisch.v1.LobbyService/LeaveTable',
             stammtisch_dot_v1_dot_lobby__pb2.LeaveTableRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.LeaveTableResponse.FromString,
             options,
@@ -418,7 +418,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/SetReady',
+            '/stammtisch.v1.LobbyService/SetReady',
             stammtisch_dot_v1_dot_lobby__pb2.SetReadyRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.SetReadyResponse.FromString,
             options,
@@ -445,7 +445,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/AddBot',
+            '/stammtisch.v1.LobbyService/AddBot',
             stammtisch_dot_v1_dot_lobby__pb2.AddBotRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.AddBotResponse.FromString,
             options,
@@ -472,7 +472,7 @@ class LobbyService:
         return grpc.experimental.unary_stream(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/QuickMatch',
+            '/stammtisch.v1.LobbyService/QuickMatch',
             stammtisch_dot_v1_dot_lobby__pb2.QuickMatchRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.QuickMatchResponse.FromString,
             options,
@@ -499,7 +499,7 @@ class LobbyService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/SendChat',
+            '/stammtisch.v1.LobbyService/SendChat',
             stammtisch_dot_v1_dot_lobby__pb2.SendChatRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.SendChatResponse.FromString,
             options,
@@ -526,7 +526,7 @@ class LobbyService:
         return grpc.experimental.unary_stream(
             request,
             target,
-            '/shared.api.stammtisch.v1.LobbyService/WatchTable',
+            '/stammtisch.v1.LobbyService/WatchTable',
             stammtisch_dot_v1_dot_lobby__pb2.WatchTableRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.WatchTableResponse.FromString,
             options,

