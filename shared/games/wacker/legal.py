@@ -1,0 +1,78 @@
+"""What a seat may do now: the targets of action cards and every distinct legal action."""
+
+from __future__ import annotations
+
+from shared.games.base import Action
+from shared.games.wacker.cards import (
+    ACTION_COUNTS,
+    FLORA,
+    PRUEGEL,
+    TRINK,
+    ZAPFENSTREICH,
+)
+from shared.games.wacker.state import WackerState
+from shared.games.wacker.trays import extension_options, lay_options
+
+
+def targets(state: WackerState, seat: int, card: str) -> list[str]:
+    """Ids of the trays ``card`` may name when ``seat`` plays it (empty: no target).
+
+    TRINK takes the seat's own face-up trays; FLORA and ZAPFENSTREICH take
+    other seats' face-up trays; the other cards name no tray.
+    """
+    if card == TRINK:
+        return [tray.id for tray in state.face_up() if tray.owner == seat]
+    if card in (FLORA, ZAPFENSTREICH):
+        return [tray.id for tray in state.face_up() if tray.owner != seat]
+    return []
+
+
+def extensions(state: WackerState, seat: int, tray_id: str) -> list[Action]:
+    """Every ``extend`` of one tray from ``seat``'s hand."""
+    tray = state.tray(tray_id)
+    if tray is None:
+        return []
+    return [{"type": "extend", "tray": tray_id, "cards": cards}
+            for cards in extension_options(tray.cards, state.hands[seat])]
+
+
+def turn_actions(state: WackerState, seat: int) -> list[Action]:
+    """Lays, extends of own trays, then each held action card with each target."""
+    hand = state.hands[seat]
+    actions: list[Action] = [{"type": "lay", "cards": cards} for cards in lay_options(hand)]
+    for tray in state.face_up():
+        if tray.owner == seat:
+            actions += extensions(state, seat, tray.id)
+    for card in ACTION_COUNTS:
+        if card not in hand:
+            continue
+        ids = targets(state, seat, card)
+        actions += ([{"type": "action", "card": card, "tray": tray_id} for tray_id in ids]
+                    or [{"type": "action", "card": card}])
+    return actions
+
+
+def answers(state: WackerState, seat: int) -> list[Action]:
+    """Declining first, then each answer card the asked seat holds and may use."""
+    duel = state.duel
+    assert duel is not None
+    hand = state.hands[seat]
+    actions: list[Action] = [{"type": "pass"}]
+    if PRUEGEL in hand:
+        actions.append({"type": "respond", "card": PRUEGEL})
+    if ZAPFENSTREICH in hand and duel.kind == "flora":
+        actions.append({"type": "respond", "card": ZAPFENSTREICH})
+    return actions
+
+
+def legal_actions(state: WackerState, seat: int, acting: list[int]) -> list[Action]:
+    """Every distinct action ``seat`` may take now (``acting``: the seats owing one)."""
+    if seat not in acting:
+        return []
+    if state.phase == "turn":
+        return turn_actions(state, seat)
+    if state.phase == "respond":
+        return answers(state, seat)
+    assert state.stolen_tray is not None
+    return [{"type": "pass"}, *extensions(state, seat, state.stolen_tray)]
+
