@@ -383,11 +383,12 @@ class WilliStich(Game):
 
     def _may_see(self, viewer: int | None, owner: int) -> bool:
         """The one visibility rule: own hand normally; none before the blind calls are made;
-        in the forehead round every other hand but not the own (seats that left: nothing)."""
-        if viewer is None:
+        in the forehead round every other hand but not the own. Spectators and seats that
+        left see no hand."""
+        if viewer is None or not self._s.active[viewer]:
             return False
         if self._kind is RoundKind.FOREHEAD:
-            return owner != viewer and self._s.active[viewer]
+            return owner != viewer
         if self._kind is RoundKind.BLIND and self._s.phase == Phase.CALL.value:
             return False
         return owner == viewer
