@@ -53,7 +53,8 @@ class Settings:
     log_format: str = "json"
     grace_seconds: float = 5.0
     max_message_bytes: int = 64 * 1024
-    actions_per_second: float = 20.0
+    actions_per_second: float = 50.0
+    bot_delay_seconds: float = 0.8
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -75,4 +76,5 @@ class Settings:
             grace_seconds=_float("STAMMTISCH_GRACE_SECONDS", cls.grace_seconds),
             max_message_bytes=_int("STAMMTISCH_MAX_MESSAGE_BYTES", cls.max_message_bytes),
             actions_per_second=_float("STAMMTISCH_ACTIONS_PER_SECOND", cls.actions_per_second),
+            bot_delay_seconds=_float("STAMMTISCH_BOT_DELAY", cls.bot_delay_seconds),
         )

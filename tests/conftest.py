@@ -27,7 +27,7 @@ def _docker_answers() -> bool:
         client = docker.from_env(timeout=2)
         client.ping()
         return True
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure means no engine
         return False
 
 

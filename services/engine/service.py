@@ -1,23 +1,50 @@
-"""The engine's gRPC servicer."""
+"""The engine: turn-based tables of Willi, Willi Stich and Willi Wacker."""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 import grpc
 
 from services.base import Service
-from shared.api.stammtisch.v1 import engine_pb2_grpc
+from services.tableplay import PlayService, TablePlay
+from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
+from shared.rpc.auth import caller
 from shared.runtime import Runtime
 
+GAMES = frozenset({"willi", "willi-stich", "willi-wacker"})
 
-class EngineService(Service):
-    """Turn-based tables: Act, GetView, Subscribe."""
+
+class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
+    """Thin gRPC shell over :class:`TablePlay`."""
+
+    def __init__(self, play: TablePlay) -> None:
+        self.play = play
+
+    async def Act(self, request: engine_pb2.ActRequest,
+                  context: grpc.aio.ServicerContext) -> engine_pb2.ActResponse:
+        update = await self.play.act(caller(), request.table_id, request.action_id, request.action)
+        return engine_pb2.ActResponse(update=update)
+
+    async def GetView(self, request: engine_pb2.GetViewRequest,
+                      context: grpc.aio.ServicerContext) -> engine_pb2.GetViewResponse:
+        return engine_pb2.GetViewResponse(update=await self.play.view(caller(), request.table_id))
+
+    async def Subscribe(self, request: engine_pb2.SubscribeRequest,  # type: ignore[override]
+                        context: grpc.aio.ServicerContext) -> AsyncIterator[engine_pb2.SubscribeResponse]:
+        async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
+            yield engine_pb2.SubscribeResponse(update=update)
+
+
+class EngineService(PlayService):
+    """Turn-based tables: Act, GetView, Subscribe, turn clocks and bot seats."""
 
     name = "engine"
     full_name = "stammtisch.v1.EngineService"
+    games = GAMES
 
     def register(self, server: grpc.aio.Server) -> None:
-        engine_pb2_grpc.add_EngineServiceServicer_to_server(
-            engine_pb2_grpc.EngineServiceServicer(), server)
+        engine_pb2_grpc.add_EngineServiceServicer_to_server(EngineServicer(self.play), server)
 
 
 def create(runtime: Runtime) -> Service:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from shared.games.base import Game
+from shared.games.bots import Bot
 
 #: Scenario/API name -> "module:Class" of the engine.
 ENGINES: dict[str, str] = {
@@ -13,6 +14,17 @@ ENGINES: dict[str, str] = {
     "wie-waldi": "shared.games.waldi.engine:WieWaldi",
     "willi-wacker": "shared.games.wacker.engine:WilliWacker",
 }
+
+
+#: Game name -> module exporting ``BOTS`` (level -> bot class).
+BOT_MODULES: dict[str, str] = {name: path.rsplit(".", 1)[0] + ".bots" for name, path in
+                               ((n, e.partition(":")[0]) for n, e in ENGINES.items())}
+
+
+def bot_levels(name: str) -> dict[str, type[Bot]]:
+    """The bots available for a game, by level ("random", "heuristic")."""
+    levels: dict[str, type[Bot]] = import_module(BOT_MODULES[name]).BOTS
+    return levels
 
 
 def engine_class(name: str) -> type[Game]:

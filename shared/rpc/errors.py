@@ -48,6 +48,11 @@ def precondition(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, message)
 
 
+def unavailable(message: str) -> ServiceError:
+    """A passing condition; retrying later should work."""
+    return ServiceError(grpc.StatusCode.UNAVAILABLE, message)
+
+
 def status_of_rule(code: ErrorCode) -> grpc.StatusCode:
     """The gRPC status code a rules refusal travels with."""
     return _STATUS_OF_RULE.get(code, grpc.StatusCode.FAILED_PRECONDITION)

@@ -132,7 +132,7 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
                 raise
             except grpc.aio.AbortError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a status
                 status = grpc.StatusCode.UNKNOWN
                 await self._fail(context, exc)
             finally:
@@ -157,7 +157,7 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
                 raise
             except grpc.aio.AbortError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a status
                 status = grpc.StatusCode.UNKNOWN
                 await self._fail(context, exc)
             finally:

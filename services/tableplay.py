@@ -1,0 +1,194 @@
+"""Act, GetView and Subscribe over the table store: shared by the engine and the arbiter.
+
+The two services differ only in which games they serve (and their proto
+message classes); everything about playing a table lives here once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.base import Service
+from shared.api.stammtisch.v1 import common_pb2
+from shared.config import Settings
+from shared.games.base import Game
+from shared.games.errors import ErrorCode, RuleError
+from shared.metrics import ACTIONS, EVENT_LAG, OPEN_STREAMS
+from shared.rpc.auth import Identity
+from shared.rpc.errors import ServiceError, invalid, precondition
+from shared.runtime import Runtime
+from shared.tables.announce import Announcer
+from shared.tables.clocks import ClockWorker, deadline_policy
+from shared.tables.feed import TableFeeds
+from shared.tables.records import CommitRecord
+from shared.tables.store import Change, TableStore
+
+MAX_ACTION_ID = 64
+SPECTATOR = -1
+_SCALARS = ("card", "tricks", "suit", "text", "pile", "dog", "at", "tray", "give", "take")
+
+
+def action_from_proto(action: common_pb2.Action) -> dict[str, Any]:
+    """The rules' action dict: the type plus exactly the fields the client set."""
+    if not action.type:
+        raise RuleError(ErrorCode.INVALID_ACTION, "action.type is required")
+    result: dict[str, Any] = {"type": action.type}
+    for name in _SCALARS:
+        if action.HasField(name):  # type: ignore[arg-type]
+            result[name] = getattr(action, name)
+    if action.cards:
+        result["cards"] = list(action.cards)
+    if action.picks:
+        result["picks"] = {str(seat): index for seat, index in action.picks.items()}
+    return result
+
+
+def _timestamp(at: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromNanoseconds(int(at * 1e9))
+    return stamp
+
+
+class TablePlay:
+    """The playing side of tables of some games, for one service in one process."""
+
+    def __init__(self, runtime: Runtime, games: frozenset[str], service: str, settings: Settings) -> None:
+        self.games = games
+        self.service = service
+        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds))
+        self.announcer = Announcer(runtime, self.store)
+        self.feeds = TableFeeds(runtime, self.store)
+        self.clocks = [ClockWorker(self.store, game, self.announcer.announce) for game in
+                       sorted({self.store.clocks_key(g): g for g in games}.values())]
+        self._games: OrderedDict[tuple[str, int], Game] = OrderedDict()
+
+    # -- shaping what a seat receives ----------------------------------------------
+
+    def _game_at(self, record: CommitRecord) -> Game:
+        """The engine at a commit, cached: many streams of one table share each restore."""
+        key = (record.meta.table_id, record.seq)
+        game = self._games.get(key)
+        if game is None:
+            game = record.game()
+            self._games[key] = game
+            if len(self._games) > 512:
+                self._games.popitem(last=False)
+        return game
+
+    def update_for(self, record: CommitRecord, seat: int | None) -> common_pb2.TableUpdate:
+        """One commit as ``seat`` sees it (None: a spectator); views come from the engine only."""
+        view = self._game_at(record).view(seat)
+        return common_pb2.TableUpdate(
+            table_id=record.meta.table_id, seq=record.seq,
+            events=[common_pb2.Event(type=str(e.get("type", "")), data_json=json.dumps(e))
+                    for e in record.events],
+            view_json=json.dumps(view), committed_at=_timestamp(record.at),
+            deadlines=[common_pb2.Deadline(seat=int(k), expires_at=_timestamp(at))
+                       for k, at in sorted(record.deadlines.items()) if k.isdigit()],
+            seat=SPECTATOR if seat is None else seat)
+
+    # -- who is asking --------------------------------------------------------------
+
+    def _check_game(self, record: CommitRecord) -> None:
+        if record.meta.game not in self.games:
+            raise precondition(f"table {record.meta.table_id!r} plays {record.meta.game}, "
+                               f"which this service ({self.service}) does not serve")
+
+    def _seat(self, record: CommitRecord, who: Identity) -> int | None:
+        return record.meta.seat_of(who.player_id)
+
+    # -- the three calls --------------------------------------------------------------
+
+    async def act(self, who: Identity, table_id: str, action_id: str,
+                  action_pb: common_pb2.Action) -> common_pb2.TableUpdate:
+        """Apply one action of the caller's seat, exactly once per action id."""
+        if not 1 <= len(action_id) <= MAX_ACTION_ID:
+            raise invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
+        action = action_from_proto(action_pb)
+        act_key = f"{who.player_id}:{action_id}"
+        stored = await self.store.answer(table_id, act_key)
+        if stored is None:
+            stored = await self._commit_action(who, table_id, act_key, action)
+        return await self._reply(who, table_id, stored)
+
+    async def _commit_action(self, who: Identity, table_id: str, act_key: str,
+                             action: Mapping[str, Any]) -> dict[str, Any]:
+        game_name = ""
+
+        def change(head: CommitRecord | None) -> Change:
+            nonlocal game_name
+            assert head is not None
+            self._check_game(head)
+            game_name = head.meta.game
+            seat = self._seat(head, who)
+            if seat is None:
+                raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "you have no seat at this table")
+            if head.meta.is_bot(seat):
+                raise precondition("a bot plays your seat now; join the table again to take it back")
+            game = head.game()
+            events = game.apply(seat, action)
+            return Change(game, events, head.meta, seat, dict(action))
+
+        try:
+            record, answer = await self.store.commit(table_id, change, act_key)
+        except RuleError as err:
+            ACTIONS.labels(game_name, "refused", err.code.value).inc()
+            return await self.store.remember_refusal(table_id, act_key, err)
+        if answer is not None:
+            return answer
+        assert record is not None
+        ACTIONS.labels(game_name, "applied", "").inc()
+        await self.announcer.announce(record)
+        return {"seq": record.seq}
+
+    async def _reply(self, who: Identity, table_id: str, answer: Mapping[str, Any]) -> common_pb2.TableUpdate:
+        if "error" in answer:
+            raise RuleError(ErrorCode(answer["error"]), str(answer.get("message", "")))
+        record = await self.store.record(table_id, int(answer["seq"]))
+        return self.update_for(record, self._seat(record, who))
+
+    async def view(self, who: Identity, table_id: str) -> common_pb2.TableUpdate:
+        """The caller's view of the newest commit."""
+        record = await self.store.head(table_id)
+        self._check_game(record)
+        return self.update_for(record, self._seat(record, who))
+
+    async def subscribe(self, who: Identity, table_id: str,
+                        after_seq: int) -> AsyncIterator[common_pb2.TableUpdate]:
+        """Commits after ``after_seq`` as the caller sees them: the log, then live."""
+        if after_seq < 0:
+            raise invalid("after_seq must be >= 0")
+        head = await self.store.head(table_id)
+        self._check_game(head)
+        OPEN_STREAMS.labels(self.service).inc()
+        try:
+            async for record in self.feeds.commits(table_id, after_seq):
+                update = self.update_for(record, self._seat(record, who))
+                if record.seq > head.seq:
+                    EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
+                yield update
+        finally:
+            OPEN_STREAMS.labels(self.service).dec()
+
+
+class PlayService(Service):
+    """A service that plays tables of ``games``: its servicers wrap :attr:`play`."""
+
+    games: frozenset[str]
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__(runtime)
+        self.play = TablePlay(runtime, self.games, self.name, runtime.settings)
+
+    async def start(self) -> None:
+        """Clocks (turn deadlines, bots, round limits) and the results relay."""
+        for worker in self.play.clocks:
+            self.spawn(worker.run_forever(), "clock")
+        self.spawn(self.play.announcer.relay_forever(), "results-relay")

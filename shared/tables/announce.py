@@ -1,0 +1,91 @@
+"""After a commit: live news on NATS, results durably on JetStream (with an outbox).
+
+Live news is best effort (subscribers heal gaps from the Redis log). Results
+must not be lost: the commit script put "table|seq" into the outbox; it leaves
+the outbox only once JetStream acknowledged the publish, and a relay retries
+whatever stayed. ``Nats-Msg-Id`` makes a retried publish a no-op.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from shared.logs import get_logger
+from shared.metrics import RESULTS_PUBLISHED
+from shared.runtime import Runtime
+from shared.tables.records import CommitRecord
+from shared.tables.store import RESULT_EVENTS, TableStore
+
+log = get_logger("announce")
+
+#: Outbox entries older than this are retried by the relay.
+RELAY_AFTER_SECONDS = 3.0
+
+
+def live_subject(runtime: Runtime, table_id: str) -> str:
+    """Where every commit of a table is announced."""
+    return runtime.subject("live", table_id)
+
+
+def result_messages(record: CommitRecord) -> list[tuple[str, str, dict[str, Any]]]:
+    """(kind, msg id, payload) for each result event of a commit."""
+    meta = record.meta
+    messages = []
+    for index, event in enumerate(record.events):
+        if event.get("type") not in RESULT_EVENTS:
+            continue
+        kind = "game" if event["type"] == "game_over" else "round"
+        payload = {"table_id": meta.table_id, "seq": record.seq, "game": meta.game,
+                   "game_no": meta.game_no, "players": meta.players, "bots": meta.bots,
+                   "at": record.at, "event": event}
+        messages.append((kind, f"{meta.table_id}:{record.seq}:{index}", payload))
+    return messages
+
+
+class Announcer:
+    """Publishes commits; one per process, shared by the services in it."""
+
+    def __init__(self, runtime: Runtime, store: TableStore) -> None:
+        self.runtime = runtime
+        self.store = store
+
+    async def announce(self, record: CommitRecord) -> None:
+        """Live news for subscribers everywhere, then the results (if any)."""
+        await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
+                                        record.encode())
+        if any(e.get("type") in RESULT_EVENTS for e in record.events):
+            await self.publish_results(record)
+
+    async def publish_results(self, record: CommitRecord) -> None:
+        """Publish every result of the commit and clear its outbox entry once acknowledged."""
+        for kind, msg_id, payload in result_messages(record):
+            subject = self.runtime.subject("results", record.meta.game, kind)
+            await self.runtime.js.publish(subject, json.dumps(payload).encode(),
+                                          headers={"Nats-Msg-Id": msg_id})
+            RESULTS_PUBLISHED.labels(kind).inc()
+        await self.runtime.redis.zrem(self.store.outbox_key(),
+                                      f"{record.meta.table_id}|{record.seq}")
+
+    async def relay_forever(self, interval: float = 1.0) -> None:
+        """Re-publish results whose publisher died before JetStream acknowledged them."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.relay_once()
+            except Exception:
+                log.exception("relay_failed")
+
+    async def relay_once(self) -> int:
+        """One pass over stale outbox entries; returns how many were re-published."""
+        cutoff_ms = int((time.time() - RELAY_AFTER_SECONDS) * 1000)
+        entries = await self.runtime.redis.zrangebyscore(self.store.outbox_key(), "-inf", cutoff_ms,
+                                                         start=0, num=100)
+        for entry in entries:
+            table_id, _, seq = entry.decode().rpartition("|")
+            record = await self.store.record(table_id, int(seq))
+            await self.publish_results(record)
+            log.info("result_relayed", table_id=table_id, seq=int(seq))
+        return len(entries)

@@ -1,0 +1,71 @@
+"""What one commit stores: the table's new state, its public events and its meta.
+
+Records are JSON compressed with zlib: the full engine state is kept per
+commit so that any replica can rebuild any seat's view at any sequence
+number (resuming clients, retried actions) without replaying the game.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from shared.games.base import Event, Game
+from shared.games.registry import engine_class
+
+
+@dataclass
+class TableMeta:
+    """Who sits where and how the table is run; changes only through commits."""
+
+    table_id: str
+    game: str
+    #: Player id per seat ("" while a bot or nobody plays it).
+    players: list[str]
+    #: Seat (as str) -> bot level for seats a bot plays.
+    bots: dict[str, str] = field(default_factory=dict)
+    turn_seconds: float = 0.0
+    game_no: int = 1
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def seat_of(self, player_id: str) -> int | None:
+        """The seat of a player at this table, if seated."""
+        return self.players.index(player_id) if player_id in self.players else None
+
+    def is_bot(self, seat: int) -> bool:
+        """True when a bot plays the seat."""
+        return str(seat) in self.bots
+
+
+@dataclass
+class CommitRecord:
+    """One entry of a table's log: everything needed to show seq to anyone."""
+
+    seq: int
+    at: float
+    meta: TableMeta
+    state: dict[str, Any]
+    events: list[Event]
+    #: Deadline key (seat as str, or "round") -> unix time it expires.
+    deadlines: dict[str, float]
+    #: Who acted: a seat, or None for the server (game start, clocks, seating changes).
+    actor: int | None = None
+    action: dict[str, Any] | None = None
+
+    def game(self) -> Game:
+        """The engine restored at this sequence number."""
+        return engine_class(self.meta.game).from_dict(self.state)
+
+    def encode(self) -> bytes:
+        """Compact bytes for Redis and NATS."""
+        return zlib.compress(json.dumps(asdict(self), separators=(",", ":")).encode(), 1)
+
+    @classmethod
+    def decode(cls, blob: bytes) -> CommitRecord:
+        """Inverse of :meth:`encode`."""
+        data = json.loads(zlib.decompress(blob))
+        data["meta"] = TableMeta(**data["meta"])
+        return cls(**data)

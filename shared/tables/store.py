@@ -1,0 +1,188 @@
+"""Atomic commits of table state to Redis, with the log, idempotency and clock index.
+
+A commit reads the head record, applies a pure change, and writes the new
+head, the log entry, the clocks index and (for an action) its answer in one
+Lua script that succeeds only if nobody committed in between; otherwise the
+change is re-run on the newer head. The order of successful commits is the
+table's order, whichever replica made them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from shared.games.base import Game
+from shared.games.errors import RuleError
+from shared.logs import get_logger
+from shared.metrics import COMMIT_RETRIES
+from shared.rpc.errors import not_found, unavailable
+from shared.runtime import Runtime
+from shared.tables.records import CommitRecord, TableMeta
+
+log = get_logger("store")
+
+#: How long a table's keys live after its last commit.
+TABLE_TTL_MS = 7 * 86_400 * 1000
+MAX_ATTEMPTS = 50
+
+#: Which service's clock worker runs a game's deadlines.
+CLOCK_GROUPS = {"wie-waldi": "arbiter"}
+
+_COMMIT = """
+-- KEYS: head, log, acts, clocks, outbox
+-- ARGV: expected_seq, record, act_key, answer, min_deadline, table_id, has_results, now_ms, ttl_ms
+if ARGV[3] ~= '' then
+  local prev = redis.call('HGET', KEYS[3], ARGV[3])
+  if prev then return {'dup', prev} end
+end
+local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+if cur ~= tonumber(ARGV[1]) then return {'conflict', tostring(cur)} end
+local seq = cur + 1
+redis.call('HSET', KEYS[1], 'seq', seq, 'rec', ARGV[2])
+redis.call('XADD', KEYS[2], seq .. '-0', 'rec', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], ARGV[4]) end
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6])
+else
+  redis.call('ZREM', KEYS[4], ARGV[6])
+end
+if ARGV[7] == '1' then redis.call('ZADD', KEYS[5], ARGV[8], ARGV[6] .. '|' .. seq) end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[9]) end
+return {'ok', tostring(seq)}
+"""
+
+#: Events that are results: published durably for scoring.
+RESULT_EVENTS = ("round_over", "game_over")
+
+
+@dataclass
+class Change:
+    """What a commit does: the engine after the change, its events, and the new meta."""
+
+    game: Game
+    events: list[dict[str, Any]]
+    meta: TableMeta
+    actor: int | None = None
+    action: dict[str, Any] | None = None
+
+
+class NothingToDo(Exception):
+    """Raised by a change function that finds, on the newest head, nothing to change."""
+
+
+#: Computes the deadlines of a new head: (previous head, change, now) -> key -> expiry.
+DeadlinePolicy = Callable[[CommitRecord | None, Change, float], dict[str, float]]
+
+
+class TableStore:
+    """Reads and commits tables of one deployment (one key prefix)."""
+
+    def __init__(self, runtime: Runtime, deadlines: DeadlinePolicy) -> None:
+        self.runtime = runtime
+        self.redis = runtime.redis
+        self.deadlines = deadlines
+        self._script = self.redis.register_script(_COMMIT)
+
+    def key(self, table_id: str, part: str) -> str:
+        """A key of one table; the hash tag keeps a table's keys in one cluster slot."""
+        return self.runtime.key("table", "{" + table_id + "}", part)
+
+    def clocks_key(self, game: str) -> str:
+        """The sorted set of tables with deadlines for the service running ``game``."""
+        return self.runtime.key("clocks", CLOCK_GROUPS.get(game, "engine"))
+
+    def outbox_key(self) -> str:
+        """Results committed but not yet acknowledged by JetStream: "table|seq" by time."""
+        return self.runtime.key("outbox")
+
+    async def head(self, table_id: str) -> CommitRecord:
+        """The newest commit of a table; NOT_FOUND when there is no game."""
+        blob = await self.redis.hget(self.key(table_id, "head"), "rec")
+        if blob is None:
+            raise not_found(f"table {table_id!r} has no game")
+        return CommitRecord.decode(blob)
+
+    async def record(self, table_id: str, seq: int) -> CommitRecord:
+        """The commit with this sequence number."""
+        entries = await self.redis.xrange(self.key(table_id, "log"), f"{seq}-0", f"{seq}-0")
+        if not entries:
+            raise not_found(f"commit {seq} of table {table_id!r}")
+        return CommitRecord.decode(entries[0][1][b"rec"])
+
+    async def log_after(self, table_id: str, after_seq: int, limit: int = 1000) -> list[CommitRecord]:
+        """Commits with seq > after_seq, oldest first, at most ``limit``."""
+        entries = await self.redis.xrange(self.key(table_id, "log"), f"({max(after_seq, 0)}-0", "+",
+                                          count=limit)
+        return [CommitRecord.decode(fields[b"rec"]) for _id, fields in entries]
+
+    async def answer(self, table_id: str, act_key: str) -> dict[str, Any] | None:
+        """The stored answer to an action id, if it was already handled."""
+        raw = await self.redis.hget(self.key(table_id, "acts"), act_key)
+        return None if raw is None else dict(json.loads(raw))
+
+    async def remember_refusal(self, table_id: str, act_key: str, err: RuleError) -> dict[str, Any]:
+        """Store a refusal so a retried action id gets the same answer; returns the first answer."""
+        answer = {"error": err.code.value, "message": err.message}
+        key = self.key(table_id, "acts")
+        if not await self.redis.hsetnx(key, act_key, json.dumps(answer)):
+            stored = await self.answer(table_id, act_key)
+            return stored or answer
+        await self.redis.pexpire(key, TABLE_TTL_MS)
+        return answer
+
+    async def create(self, meta: TableMeta, game: Game, events: list[dict[str, Any]]) -> CommitRecord:
+        """Start a game at a table (the next of a series continues the sequence numbers)."""
+
+        def start(_head: CommitRecord | None) -> Change:
+            return Change(game, events, meta)
+
+        record, _ = await self.commit(meta.table_id, start, allow_new=True)
+        assert record is not None  # no action id, so never a stored answer
+        return record
+
+    async def commit(
+        self, table_id: str, change_fn: Callable[[CommitRecord | None], Change],
+        act_key: str = "", allow_new: bool = False,
+    ) -> tuple[CommitRecord | None, dict[str, Any] | None]:
+        """Apply ``change_fn`` to the newest head and commit it atomically.
+
+        Returns the committed record and None, or, when ``act_key`` was already
+        answered, the stored answer with the record that answered it (None for
+        a stored refusal). Raises what
+        ``change_fn`` raises (RuleError, NothingToDo) without committing.
+        """
+        for attempt in range(MAX_ATTEMPTS):
+            head = await self._head_or_none(table_id)
+            if head is None and not allow_new:
+                raise not_found(f"table {table_id!r} has no game")
+            change = change_fn(head)
+            now = time.time()
+            seq = (head.seq if head else 0) + 1
+            deadlines = self.deadlines(head, change, now)
+            record = CommitRecord(seq, now, change.meta, change.game.to_dict(), change.events,
+                                  deadlines, change.actor, change.action)
+            has_results = any(e.get("type") in RESULT_EVENTS for e in change.events)
+            status, value = await self._script(
+                keys=[self.key(table_id, "head"), self.key(table_id, "log"),
+                      self.key(table_id, "acts"), self.clocks_key(change.meta.game), self.outbox_key()],
+                args=[seq - 1, record.encode(), act_key, json.dumps({"seq": seq}),
+                      min(deadlines.values()) if deadlines else "", table_id,
+                      "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS])
+            if status == b"ok":
+                return record, None
+            if status == b"dup":
+                answer = dict(json.loads(value))
+                if "seq" in answer:
+                    return await self.record(table_id, int(answer["seq"])), answer
+                return None, answer
+            COMMIT_RETRIES.labels(change.meta.game).inc()
+            log.debug("commit_conflict", table_id=table_id, attempt=attempt, seq=int(value))
+        raise unavailable(f"table {table_id!r} is busy; retry")
+
+    async def _head_or_none(self, table_id: str) -> CommitRecord | None:
+        blob = await self.redis.hget(self.key(table_id, "head"), "rec")
+        return None if blob is None else CommitRecord.decode(blob)
