@@ -32,6 +32,32 @@ def _healthcheck(args: argparse.Namespace) -> int:
     return 0 if check(args.service, args.address) else 1
 
 
+def _endpoints(args: argparse.Namespace) -> object:
+    from shared.sdk.client import Endpoints
+
+    return Endpoints.on_host(args.host)
+
+
+def _play(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from shared.sdk.terminal import run
+
+    return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
+                           _endpoints(args), args.turn_seconds))  # type: ignore[arg-type]
+
+
+def _bots(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from shared.logs import configure_logging
+    from shared.sdk.filler import fill_tables
+
+    configure_logging("info", "console")
+    return asyncio.run(fill_tables(_endpoints(args), args.game, args.level,  # type: ignore[arg-type]
+                                   args.think, args.once))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands; each imports its implementation lazily to start fast."""
     parser = argparse.ArgumentParser(prog="stammtisch", description=__doc__)
@@ -50,6 +76,25 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--service", choices=SERVICES, required=True)
     health.add_argument("--address", help="host:port (default: 127.0.0.1 and its port)")
     health.set_defaults(func=_healthcheck)
+
+    games = ("willi", "willi-stich", "wie-waldi", "willi-wacker")
+    play = sub.add_parser("play", help="play a game in the terminal (bots fill the other seats)")
+    play.add_argument("game", choices=games)
+    play.add_argument("--name", default="you")
+    play.add_argument("--seats", type=int, help="table size (default: 4, Wie Waldi 3)")
+    play.add_argument("--bots", default="heuristic", choices=("heuristic", "random"))
+    play.add_argument("--table", help="join this table instead of creating one")
+    play.add_argument("--turn-seconds", type=int, default=0, help="turn clock (0: the server's default)")
+    play.add_argument("--host", default="127.0.0.1")
+    play.set_defaults(func=_play)
+
+    bots = sub.add_parser("bots", help="fill open seats of open tables with bot clients")
+    bots.add_argument("--game", choices=games)
+    bots.add_argument("--level", default="heuristic", choices=("heuristic", "random"))
+    bots.add_argument("--think", type=float, default=0.3, help="seconds a bot waits before acting")
+    bots.add_argument("--once", action="store_true", help="fill what is open now, then stop")
+    bots.add_argument("--host", default="127.0.0.1")
+    bots.set_defaults(func=_bots)
 
     replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")
     replay.add_argument("file")

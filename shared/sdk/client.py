@@ -1,0 +1,246 @@
+"""The client: one object per player, holding its token and channels."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from shared.api.stammtisch.v1 import (
+    arbiter_pb2,
+    arbiter_pb2_grpc,
+    common_pb2,
+    engine_pb2,
+    engine_pb2_grpc,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    scoring_pb2_grpc,
+)
+from shared.config import DEFAULT_PORTS
+from shared.rpc.errors import rule_code_name, rule_violation_of
+
+#: Game names as the rules use them <-> proto enum values.
+GAME_ENUMS = {"willi": common_pb2.GAME_WILLI, "willi-stich": common_pb2.GAME_WILLI_STICH,
+              "wie-waldi": common_pb2.GAME_WIE_WALDI, "willi-wacker": common_pb2.GAME_WILLI_WACKER}
+GAME_NAMES = {value: name for name, value in GAME_ENUMS.items()}
+#: Errors worth retrying with the same action id (nothing was applied twice).
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where the four services listen."""
+
+    lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
+    engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
+    arbiter: str = f"127.0.0.1:{DEFAULT_PORTS['arbiter']}"
+    scoring: str = f"127.0.0.1:{DEFAULT_PORTS['scoring']}"
+
+    @classmethod
+    def on_host(cls, host: str) -> Endpoints:
+        """The default ports on another host."""
+        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in ("lobby", "engine", "arbiter", "scoring")))
+
+
+@dataclass
+class Update:
+    """One commit of a table as this player sees it."""
+
+    table_id: str
+    seq: int
+    events: list[dict[str, Any]]
+    view: dict[str, Any]
+    seat: int
+    deadlines: dict[int, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_proto(cls, update: common_pb2.TableUpdate) -> Update:
+        """Decode the JSON parts of a TableUpdate."""
+        return cls(update.table_id, update.seq, [json.loads(e.data_json) for e in update.events],
+                   json.loads(update.view_json) if update.view_json else {}, update.seat,
+                   {d.seat: d.expires_at.ToNanoseconds() / 1e9 for d in update.deadlines})
+
+
+class RefusedAction(Exception):
+    """The rules refused an action: ``code`` is the rules code ("MUST_FOLLOW", ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def action_to_proto(action: Mapping[str, Any]) -> common_pb2.Action:
+    """A rules action dict as the proto Action (picks keys are seats)."""
+    fields = dict(action)
+    picks = fields.pop("picks", None) or {}
+    message = common_pb2.Action(**fields)
+    for seat, index in picks.items():
+        message.picks[int(seat)] = int(index)
+    return message
+
+
+class StammtischClient:
+    """A logged-in (or about to log in) player's connection to every service."""
+
+    def __init__(self, endpoints: Endpoints | None = None) -> None:
+        self.endpoints = endpoints or Endpoints()
+        self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name))
+                          for name in ("lobby", "engine", "arbiter", "scoring")}
+        self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
+        self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
+        self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
+        self.scoring = scoring_pb2_grpc.ScoringServiceStub(self._channels["scoring"])
+        self.token = ""
+        self.player_id = ""
+        self.name = ""
+        self._games: dict[str, str] = {}
+
+    async def close(self) -> None:
+        """Close every channel."""
+        await asyncio.gather(*(channel.close() for channel in self._channels.values()))
+
+    async def __aenter__(self) -> StammtischClient:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    @property
+    def auth(self) -> tuple[tuple[str, str], ...]:
+        """Call metadata carrying the token."""
+        return (("authorization", f"Bearer {self.token}"),)
+
+    # -- lobby -------------------------------------------------------------------------
+
+    async def login(self, name: str) -> str:
+        """Log in as a guest; returns the player id."""
+        reply = await self.lobby.Login(lobby_pb2.LoginRequest(name=name))
+        self.token, self.player_id, self.name = reply.token, reply.player_id, name
+        return self.player_id
+
+    async def create_table(self, game: str, seats: int, join: bool = True,
+                           **options: int) -> lobby_pb2.Table:
+        """A new table of ``game``; ``options`` are TableOptions fields."""
+        reply = await self.lobby.CreateTable(lobby_pb2.CreateTableRequest(
+            game=GAME_ENUMS[game], seats=seats, options=common_pb2.TableOptions(**options), join=join),
+            metadata=self.auth)
+        self._games[reply.table.table_id] = game
+        return reply.table
+
+    async def join(self, table_id: str, seat: int | None = None,
+                   spectator: bool = False) -> lobby_pb2.JoinTableResponse:
+        """Take a seat (or watch)."""
+        request = lobby_pb2.JoinTableRequest(table_id=table_id, spectator=spectator)
+        if seat is not None:
+            request.seat = seat
+        reply = await self.lobby.JoinTable(request, metadata=self.auth)
+        self._games[table_id] = GAME_NAMES[reply.table.game]
+        return reply
+
+    async def add_bot(self, table_id: str, level: str = "heuristic") -> lobby_pb2.Table:
+        """Seat a server bot in the first open seat."""
+        reply = await self.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id, level=level),
+                                        metadata=self.auth)
+        return reply.table
+
+    async def ready(self, table_id: str, ready: bool = True) -> lobby_pb2.Table:
+        """Say ready (the game starts once every seat is)."""
+        reply = await self.lobby.SetReady(lobby_pb2.SetReadyRequest(table_id=table_id, ready=ready),
+                                          metadata=self.auth)
+        return reply.table
+
+    async def leave(self, table_id: str) -> lobby_pb2.Table:
+        """Leave the table (mid-game: a bot or the rules take over)."""
+        reply = await self.lobby.LeaveTable(lobby_pb2.LeaveTableRequest(table_id=table_id),
+                                            metadata=self.auth)
+        return reply.table
+
+    async def get_table(self, table_id: str) -> lobby_pb2.Table:
+        """The table as the lobby has it now."""
+        reply = await self.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id),
+                                          metadata=self.auth)
+        self._games[table_id] = GAME_NAMES[reply.table.game]
+        return reply.table
+
+    async def list_tables(self, game: str | None = None, open_only: bool = True,
+                          limit: int = 50) -> list[lobby_pb2.Table]:
+        """Tables, newest first."""
+        reply = await self.lobby.ListTables(lobby_pb2.ListTablesRequest(
+            game=GAME_ENUMS[game] if game else common_pb2.GAME_UNSPECIFIED, open_only=open_only,
+            limit=limit), metadata=self.auth)
+        return list(reply.tables)
+
+    async def chat(self, table_id: str, text: str) -> None:
+        """Say something at the table."""
+        await self.lobby.SendChat(lobby_pb2.SendChatRequest(table_id=table_id, text=text),
+                                  metadata=self.auth)
+
+    # -- play --------------------------------------------------------------------------
+
+    async def _game_of(self, table_id: str) -> str:
+        if table_id not in self._games:
+            await self.get_table(table_id)
+        return self._games[table_id]
+
+    async def act(self, table_id: str, action: Mapping[str, Any], action_id: str | None = None,
+                  attempts: int = 5) -> Update:
+        """Apply an action; retried with the same id on transient failures (applied once)."""
+        action_id = action_id or uuid.uuid4().hex
+        realtime = await self._game_of(table_id) == "wie-waldi"
+        message = action_to_proto(action)
+        for attempt in range(attempts):
+            try:
+                if realtime:
+                    reply: Any = await self.arbiter.Act(arbiter_pb2.ArbiterServiceActRequest(
+                        table_id=table_id, action_id=action_id, action=message), metadata=self.auth)
+                else:
+                    reply = await self.engine.Act(engine_pb2.ActRequest(
+                        table_id=table_id, action_id=action_id, action=message), metadata=self.auth)
+                return Update.from_proto(reply.update)
+            except grpc.aio.AioRpcError as err:
+                violation = rule_violation_of(err)
+                if violation is not None:
+                    raise RefusedAction(rule_code_name(violation), violation.message) from err
+                if err.code() not in RETRYABLE or attempt == attempts - 1:
+                    raise
+                await asyncio.sleep(0.05 * 2 ** attempt)
+        raise AssertionError("unreachable")
+
+    async def view(self, table_id: str) -> Update:
+        """The newest state as this player sees it."""
+        if await self._game_of(table_id) == "wie-waldi":
+            reply: Any = await self.arbiter.GetView(
+                arbiter_pb2.ArbiterServiceGetViewRequest(table_id=table_id), metadata=self.auth)
+        else:
+            reply = await self.engine.GetView(engine_pb2.GetViewRequest(table_id=table_id),
+                                              metadata=self.auth)
+        return Update.from_proto(reply.update)
+
+    async def updates(self, table_id: str, after_seq: int = 0,
+                      reconnect: bool = True) -> AsyncIterator[Update]:
+        """Every update after ``after_seq``, resuming from the last one seen after a drop."""
+        last = after_seq
+        realtime = await self._game_of(table_id) == "wie-waldi"
+        while True:
+            if realtime:
+                stream: Any = self.arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
+                    table_id=table_id, after_seq=last), metadata=self.auth)
+            else:
+                stream = self.engine.Subscribe(engine_pb2.SubscribeRequest(
+                    table_id=table_id, after_seq=last), metadata=self.auth)
+            try:
+                async for reply in stream:
+                    update = Update.from_proto(reply.update)
+                    last = update.seq
+                    yield update
+                return
+            except grpc.aio.AioRpcError as err:
+                if not reconnect or err.code() not in RETRYABLE:
+                    raise
+                await asyncio.sleep(0.2)

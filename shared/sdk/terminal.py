@@ -1,0 +1,93 @@
+"""`stammtisch play GAME`: a whole game in the terminal against bots (or people)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+
+import grpc
+
+from shared.sdk.botplayer import newer_updates
+from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
+from shared.sdk.render import render
+
+#: Seats a new table gets when --seats is not given.
+DEFAULT_SEATS = {"willi": 4, "willi-stich": 4, "wie-waldi": 3, "willi-wacker": 4}
+
+
+async def _ask(prompt: str) -> str:
+    return (await asyncio.to_thread(input, prompt)).strip()
+
+
+async def _wait_for_start(client: StammtischClient, table_id: str) -> Update:
+    """Poll until the table's game exists (the lobby starts it once all are ready)."""
+    while True:
+        try:
+            return await client.view(table_id)
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+            await asyncio.sleep(0.3)
+
+
+async def _choose(update: Update) -> dict | None:  # type: ignore[type-arg]
+    """Ask for one of the numbered legal actions; None to refresh the view."""
+    legal = update.view.get("legal", [])
+    while True:
+        answer = await _ask(f"your move [1-{len(legal)}], Enter to refresh: ")
+        if not answer:
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(legal):
+            return dict(legal[int(answer) - 1])
+        print("  please type one of the numbers shown")
+
+
+async def play_game(client: StammtischClient, table_id: str, out: object = sys.stdout) -> Update:
+    """Show every update; whenever you have choices, ask for one and send it."""
+    current = await _wait_for_start(client, table_id)
+    me = current.seat
+    print(render(current, me), flush=True)
+    stream = newer_updates(client, table_id, current.seq)
+    try:
+        while not current.view.get("over"):
+            if current.view.get("legal"):
+                action = await _choose(current)
+                try:
+                    current = await client.act(table_id, action) if action else await client.view(table_id)
+                except RefusedAction as refused:
+                    print(f"  refused: {refused.code}: {refused.message}")
+                    current = await client.view(table_id)
+            else:
+                current = await anext(stream)
+            print(render(current, me), flush=True)
+    finally:
+        await stream.aclose()
+    return current
+
+
+async def run(game: str, name: str, seats: int | None, bots: str, table_id: str | None,
+              endpoints: Endpoints, turn_seconds: int) -> int:
+    """Log in, create or join a table, fill it with bots, play it to the end."""
+    async with StammtischClient(endpoints) as client:
+        await client.login(name)
+        if table_id is None:
+            options = {"turn_seconds": turn_seconds} if turn_seconds else {}
+            table = await client.create_table(game, seats or DEFAULT_SEATS[game], join=True, **options)
+            table_id = table.table_id
+            for _ in range(len(table.seats) - 1):
+                await client.add_bot(table_id, bots)
+            print(f"table {table_id}: you and {len(table.seats) - 1} {bots} bot(s)")
+        else:
+            await client.join(table_id)
+        await client.ready(table_id)
+        try:
+            final = await play_game(client, table_id)
+        except (KeyboardInterrupt, EOFError):
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await client.leave(table_id)
+            print("\nleft the table")
+            return 1
+        scores = final.view.get("scores")
+        print(f"final scores: {scores}")
+        return 0
