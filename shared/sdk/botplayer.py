@@ -10,7 +10,8 @@ from shared.games.bots import Bot
 from shared.sdk.client import RefusedAction, StammtischClient, Update
 
 
-async def newer_updates(client: StammtischClient, table_id: str, after_seq: int) -> AsyncGenerator[Update, None]:
+async def newer_updates(client: StammtischClient, table_id: str,
+                        after_seq: int) -> AsyncGenerator[Update, None]:
     """Updates in order, skipping any not newer than the last one yielded."""
     last = after_seq
     async for update in client.updates(table_id, after_seq):
