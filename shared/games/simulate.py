@@ -11,16 +11,22 @@ from shared.games.bots import Bot
 
 def play_game(cls: type[Game], bots: Sequence[Bot], seed: int,
               options: Mapping[str, Any] | None = None, max_steps: int = 200_000) -> Game:
-    """Let ``bots[seat]`` act for every seat until the game is over.
+    """Let ``bots[seat]`` act for every seat until the game is over; return the game."""
+    return run_game(cls, bots, seed, options, max_steps)[0]
+
+
+def run_game(cls: type[Game], bots: Sequence[Bot], seed: int,
+             options: Mapping[str, Any] | None = None, max_steps: int = 200_000) -> tuple[Game, int]:
+    """Play a whole game; return it and the number of actions applied.
 
     Seats act in the order :meth:`Game.to_act` lists them (the first listed seat
-    acts first), which is also how a simultaneous game is serialised.
+    acts first); in a simultaneous game a seeded random waiting seat acts next.
     """
     game = cls.new(len(bots), options or {}, seed)
     rng = derived_rng(seed, "bots")
-    for _ in range(max_steps):
+    for step in range(max_steps):
         if game.over:
-            return game
+            return game, step
         waiting = game.to_act()
         if not waiting:
             raise RuntimeError(f"{cls.name}: nobody can act but the game is not over")

@@ -1,0 +1,82 @@
+"""Start `stammtisch up` as a child process on free ports and read its endpoints.
+
+Used by benchmarks and load tests (clients and servers in separate processes,
+as in production) and by the smoke test (the stack exactly as a user runs it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.localinfra import free_port
+
+STAMMTISCH = str(Path(sys.executable).parent / "stammtisch")
+_ENDPOINT = re.compile(r"\s+(\w+)\s+(?:grpc|http|redis|nats)://(\S+)")
+
+
+@dataclass
+class LaunchedStack:
+    """A running `stammtisch up`: its process and what it printed about itself."""
+
+    process: subprocess.Popen[str]
+    endpoints: dict[str, str]
+
+    def stop(self, timeout: float = 30.0) -> str:
+        """SIGTERM, wait, and return what it logged (stderr)."""
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            _out, err = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _out, err = self.process.communicate()
+        return err
+
+
+def stack_env(overrides: Mapping[str, str], data_dir: Path) -> dict[str, str]:
+    """Environment for a stack on free ports with its own key prefix."""
+    ports = {f"STAMMTISCH_{name}_PORT": str(free_port())
+             for name in ("LOBBY", "ENGINE", "ARBITER", "SCORING")}
+    return {**os.environ, **ports, "STAMMTISCH_METRICS_PORT": str(free_port()),
+            "STAMMTISCH_KEY_PREFIX": f"run{os.getpid()}x{free_port()}",
+            "STAMMTISCH_DATA_DIR": str(data_dir), "STAMMTISCH_GRACE_SECONDS": "1", **overrides}
+
+
+def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 60.0) -> LaunchedStack:
+    """Launch and wait for the 'Press Ctrl-C' line; endpoints by name (lobby, metrics, redis...)."""
+    process = subprocess.Popen([STAMMTISCH, "up"], env=stack_env(overrides, data_dir),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    endpoints: dict[str, str] = {}
+    deadline = time.monotonic() + timeout
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        found = _ENDPOINT.match(line)
+        if found:
+            endpoints[found.group(1)] = found.group(2)
+        if line.startswith("Press Ctrl-C"):
+            return LaunchedStack(process, endpoints)
+    process.kill()
+    _out, err = process.communicate()
+    raise RuntimeError(f"the stack did not come up: {err[-2000:]}")
+
+
+@contextlib.contextmanager
+def launched_stack(overrides: Mapping[str, str], data_dir: Path) -> Iterator[LaunchedStack]:
+    """A stack for the duration of the block."""
+    stack = start_stack(overrides, data_dir)
+    try:
+        yield stack
+    finally:
+        if stack.process.poll() is None:
+            stack.stop()

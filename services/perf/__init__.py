@@ -1,0 +1,1 @@
+"""Benchmarks (`make bench`) and load tests (`make loadtest`): they print figures, never assert."""
