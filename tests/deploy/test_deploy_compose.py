@@ -1,0 +1,168 @@
+"""docker-compose.yml: the six services, their health checks, ports and environment."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+from deploy_support import COMPOSE_PATH, REPO_ROOT, SERVICES, load_yaml
+
+from shared.config import DEFAULT_PORTS, DEV_TOKEN_SECRET, Settings
+
+REQUIRED_SERVICES = {"redis", "nats", *SERVICES}
+#: Host ports for the four services' /metrics (each container listens on its metrics port).
+METRICS_HOST_PORTS = {9101, 9102, 9103, 9104}
+
+_INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*))?\}")
+
+
+def _interpolate(value: object) -> str:
+    """Compose-style `${VAR:-default}` with an empty environment: the defaults."""
+    return _INTERPOLATION.sub(lambda m: m.group("default") or "", str(value))
+
+
+def _environment(service: dict[str, Any]) -> dict[str, str]:
+    env = service["environment"]
+    assert isinstance(env, dict), "use the mapping form of `environment`"
+    return {key: _interpolate(value) for key, value in env.items()}
+
+
+def _ports(service: dict[str, Any]) -> list[tuple[str | None, int, int]]:
+    """Short-syntax port mappings as (host ip or None, published, target)."""
+    out = []
+    for spec in service.get("ports", []):
+        assert isinstance(spec, str), "use the short string syntax for ports"
+        parts = spec.split("/")[0].rsplit(":", 2)
+        assert len(parts) >= 2, f"publish an explicit host port: {spec}"
+        host_ip = parts[0] if len(parts) == 3 else None
+        out.append((host_ip, int(parts[-2]), int(parts[-1])))
+    return out
+
+
+def _settings(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return Settings.from_env()
+
+
+def test_defines_the_six_services_with_health_checks(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert set(services) >= REQUIRED_SERVICES
+    for name in REQUIRED_SERVICES:
+        check = services[name]["healthcheck"]
+        assert not check.get("disable", False), name
+        assert check["test"][0] == "CMD", name
+        assert len(check["test"]) > 1, name
+
+
+def test_redis_and_nats(compose: dict[str, Any]) -> None:
+    redis = compose["services"]["redis"]
+    assert redis["image"].startswith("redis:7")
+    command = redis["command"]
+    assert command[command.index("--save") + 1] == "", "dev Redis keeps no snapshots"
+    assert command[command.index("--appendonly") + 1] == "no"
+
+    nats = compose["services"]["nats"]
+    major, minor = (int(part) for part in re.findall(r"nats:(\d+)\.(\d+)", nats["image"])[0])
+    assert (major, minor) >= (2, 10)
+    command = nats["command"]
+    assert "-js" in command
+    store = command[command.index("-sd") + 1]
+    volumes = {spec.split(":")[1]: spec.split(":")[0] for spec in nats["volumes"]}
+    assert volumes[store] in compose["volumes"], "JetStream store is a named volume"
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_stammtisch_service(
+    service: str, compose: dict[str, Any], known_env_vars: set[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = compose["services"][service]
+    assert spec["build"] == {"context": ".", "dockerfile": "deploy/Dockerfile"}
+    assert spec["command"] == ["serve", "--service", service]
+    assert spec["healthcheck"]["test"] == ["CMD", "stammtisch", "healthcheck", "--service", service]
+    for dependency in ("redis", "nats"):
+        assert spec["depends_on"][dependency] == {"condition": "service_healthy"}
+
+    env = _environment(spec)
+    assert set(env) <= known_env_vars, set(env) - known_env_vars
+    assert env["STAMMTISCH_BIND"] == "0.0.0.0"
+    assert env["REDIS_URL"].startswith("redis://redis:")
+    assert env["NATS_URL"].startswith("nats://nats:")
+    # One secret for all, from the caller's environment, with the dev default.
+    assert spec["environment"]["STAMMTISCH_TOKEN_SECRET"] == (
+        f"${{STAMMTISCH_TOKEN_SECRET:-{DEV_TOKEN_SECRET}}}")
+
+    settings = _settings(env, monkeypatch)
+    assert settings.ports[service] == DEFAULT_PORTS[service]
+    ports = _ports(spec)
+    grpc = [(published, target) for _, published, target in ports
+            if target == settings.ports[service]]
+    assert grpc == [(DEFAULT_PORTS[service], DEFAULT_PORTS[service])]
+    metrics = [published for _, published, target in ports if target == settings.metrics_port]
+    assert len(metrics) == 1
+    assert metrics[0] in METRICS_HOST_PORTS
+    assert len(ports) == 2
+
+
+def test_metrics_host_ports_are_distinct(compose: dict[str, Any]) -> None:
+    published = [
+        published
+        for service in SERVICES
+        for _, published, _target in _ports(compose["services"][service])
+        if published in METRICS_HOST_PORTS
+    ]
+    assert sorted(published) == sorted(METRICS_HOST_PORTS)
+
+
+def test_no_host_port_is_published_twice(compose: dict[str, Any]) -> None:
+    published = [
+        (host_ip or "0.0.0.0", port)
+        for service in compose["services"].values()
+        for host_ip, port, _target in _ports(service)
+    ]
+    assert len(published) == len(set(published))
+
+
+def test_prometheus_uses_the_deploy_config(compose: dict[str, Any]) -> None:
+    prometheus = compose["services"].get("prometheus")
+    if prometheus is None:
+        pytest.skip("no prometheus service in docker-compose.yml")
+    assert "./deploy/prometheus:/etc/prometheus:ro" in prometheus["volumes"]
+    assert "--config.file=/etc/prometheus/prometheus.yml" in prometheus["command"]
+
+
+def test_grafana_provisioning_finds_the_dashboard(compose: dict[str, Any]) -> None:
+    grafana = compose["services"].get("grafana")
+    if grafana is None:
+        pytest.skip("no grafana service in docker-compose.yml")
+    mounts = dict(spec.rsplit(":", 2)[:2] for spec in grafana["volumes"])
+    provider = load_yaml(
+        REPO_ROOT / "deploy" / "grafana" / "provisioning" / "dashboards" / "stammtisch.yml")
+    (path,) = (p["options"]["path"] for p in provider["providers"])
+    assert mounts["./deploy/grafana"] == path
+    assert (REPO_ROOT / "deploy" / "grafana" / "stammtisch-dashboard.json").is_file()
+    datasources = load_yaml(
+        REPO_ROOT / "deploy" / "grafana" / "provisioning" / "datasources" / "prometheus.yml")
+    assert [d["type"] for d in datasources["datasources"]] == ["prometheus"]
+
+
+def _docker_compose_v2() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    probe = subprocess.run(["docker", "compose", "version"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _docker_compose_v2(), reason="docker compose v2 not installed")
+def test_docker_compose_config() -> None:
+    """`docker compose config` parses and validates the file (no engine needed)."""
+    result = subprocess.run(
+        ["docker", "compose", "-f", str(COMPOSE_PATH), "--profile", "observability",
+         "config", "--quiet"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,220 @@
+"""deploy/k8s: schema-valid manifests, and every Deployment wired the way the code expects."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from deploy_support import K8S_DIR, REPO_ROOT, SERVICES, health_service_name
+
+from shared.config import DEFAULT_PORTS, Settings
+
+#: Fixed Kubernetes versions the manifests must validate against: the oldest
+#: with GA gRPC probes, and a recent one.
+K8S_VERSIONS = ("1.27.0", "1.33.0")
+
+CONFIGMAP_NAME = "stammtisch-config"
+SECRET_NAME = "stammtisch-token"
+SECRET_KEY = "STAMMTISCH_TOKEN_SECRET"
+KUSTOMIZATION = "kustomization.yaml"
+#: Services that must survive a node loss (two replicas at least).
+HA_SERVICES = ("lobby", "engine", "arbiter")
+
+
+def _one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [doc for doc in docs if doc["kind"] == kind]
+    assert len(found) == 1, f"expected one {kind}, found {len(found)}"
+    return found[0]
+
+
+def _configmap(k8s_files: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    docs = [doc for docs in k8s_files.values() for doc in docs if doc.get("kind") == "ConfigMap"]
+    assert [doc["metadata"]["name"] for doc in docs] == [CONFIGMAP_NAME]
+    return docs[0]
+
+
+def _settings_from(data: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    for key, value in data.items():
+        monkeypatch.setenv(key, value)
+    return Settings.from_env()
+
+
+def _container(deployment: dict[str, Any]) -> dict[str, Any]:
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    container: dict[str, Any] = containers[0]
+    return container
+
+
+def _resources() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for path in sorted(K8S_DIR.glob("*.yaml")):
+        if path.name == KUSTOMIZATION:
+            continue
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if doc:
+                out.append((f"{path.name}:{doc['kind']}/{doc['metadata']['name']}", doc))
+    return out
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize(("where", "doc"), _resources(), ids=[w for w, _ in _resources()])
+def test_manifest_is_schema_valid(where: str, doc: dict[str, Any], version: str) -> None:
+    """Strict validation: unknown fields are errors too (the schemas ship with the library)."""
+    kubernetes_validate.validate(doc, version, strict=True)
+
+
+def test_kustomization_lists_every_manifest(k8s_files: dict[str, list[dict[str, Any]]]) -> None:
+    (kustomization,) = k8s_files[KUSTOMIZATION]
+    assert kustomization["kind"] == "Kustomization"
+    resources = kustomization["resources"]
+    assert len(resources) == len(set(resources))
+    assert set(resources) == set(k8s_files) - {KUSTOMIZATION}
+    assert kustomization["namespace"] == "stammtisch"
+    assert [image["name"] for image in kustomization["images"]] == ["stammtisch"]
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_service_file_holds_its_four_objects(
+    service: str, k8s_files: dict[str, list[dict[str, Any]]]
+) -> None:
+    docs = k8s_files[f"{service}.yaml"]
+    kinds = sorted(doc["kind"] for doc in docs)
+    assert kinds == ["Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget", "Service"]
+    assert {doc["metadata"]["name"] for doc in docs} == {service}
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_deployment(
+    service: str, k8s_files: dict[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deployment = _one(k8s_files[f"{service}.yaml"], "Deployment")
+    settings = _settings_from(_configmap(k8s_files)["data"], monkeypatch)
+    grpc_port = settings.ports[service]
+    assert grpc_port == DEFAULT_PORTS[service]
+
+    spec = deployment["spec"]
+    if service in HA_SERVICES:
+        assert spec["replicas"] >= 2
+    pod = spec["template"]
+    labels = pod["metadata"]["labels"]
+    assert spec["selector"]["matchLabels"].items() <= labels.items()
+    assert labels["app.kubernetes.io/component"] == service
+    assert labels["app.kubernetes.io/part-of"] == "stammtisch"
+
+    container = _container(deployment)
+    assert container["image"] == "stammtisch"  # the kustomization's `images:` sets name and tag
+    assert container["args"] == ["serve", "--service", service]
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    assert ports == {"grpc": grpc_port, "metrics": settings.metrics_port}
+
+    # Prometheus scrape annotations point at the metrics port.
+    annotations = pod["metadata"]["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) == settings.metrics_port
+    assert annotations["prometheus.io/path"] == "/metrics"
+
+    # Resources: requests and limits for CPU and memory.
+    for section in ("requests", "limits"):
+        assert set(container["resources"][section]) >= {"cpu", "memory"}, section
+
+    # Probes: native gRPC on the service's own port; readiness asks for the service by name.
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["grpc"]["port"] == grpc_port, probe
+    assert container["readinessProbe"]["grpc"]["service"] == health_service_name(service)
+    assert container["livenessProbe"]["grpc"].get("service", "") in ("", health_service_name(service))
+
+    # Environment: the shared ConfigMap plus the token secret from the Secret.
+    assert container["envFrom"] == [{"configMapRef": {"name": CONFIGMAP_NAME}}]
+    env = {item["name"]: item for item in container["env"]}
+    assert env[SECRET_KEY]["valueFrom"]["secretKeyRef"] == {"name": SECRET_NAME, "key": SECRET_KEY}
+
+    # A graceful stop (preStop sleep + STAMMTISCH_GRACE_SECONDS) fits in the grace period.
+    pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
+    assert pre_stop[0] == "sleep"
+    budget = settings.grace_seconds + float(pre_stop[1])
+    assert pod["spec"]["terminationGracePeriodSeconds"] > budget
+
+    # Non-root, read-only root filesystem, nothing to escalate; /tmp is the only scratch space.
+    pod_security = pod["spec"]["securityContext"]
+    assert pod_security["runAsNonRoot"] is True
+    assert pod_security["runAsUser"] > 0
+    security = container["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["capabilities"]["drop"] == ["ALL"]
+    mounts = {mount["mountPath"] for mount in container["volumeMounts"]}
+    assert mounts == {"/tmp"}
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_service_hpa_pdb_match_the_deployment(
+    service: str, k8s_files: dict[str, list[dict[str, Any]]]
+) -> None:
+    docs = k8s_files[f"{service}.yaml"]
+    deployment = _one(docs, "Deployment")
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    container = _container(deployment)
+    container_ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+
+    svc = _one(docs, "Service")
+    assert svc["spec"]["selector"].items() <= pod_labels.items()
+    svc_ports = {port["name"]: port for port in svc["spec"]["ports"]}
+    assert set(svc_ports) == {"grpc", "metrics"}
+    for name, port in svc_ports.items():
+        assert port["targetPort"] == name
+        assert port["port"] == container_ports[name]
+
+    hpa = _one(docs, "HorizontalPodAutoscaler")
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1", "kind": "Deployment", "name": service}
+    assert hpa["spec"]["minReplicas"] == deployment["spec"]["replicas"]
+    assert hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"]
+    assert [metric["resource"]["name"] for metric in hpa["spec"]["metrics"]] == ["cpu"]
+
+    pdb = _one(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+
+
+def test_configmap_sets_only_known_variables(
+    k8s_files: dict[str, list[dict[str, Any]]], known_env_vars: set[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _configmap(k8s_files)["data"]
+    assert set(data) <= known_env_vars, set(data) - known_env_vars
+    assert SECRET_KEY not in data, "the token secret belongs in the Secret"
+    assert all(isinstance(value, str) for value in data.values())
+    settings = _settings_from(data, monkeypatch)  # every value parses
+    assert settings.bind_host == "0.0.0.0"
+    assert settings.ports == DEFAULT_PORTS
+
+
+def test_secret_template_is_an_obvious_placeholder(
+    k8s_files: dict[str, list[dict[str, Any]]],
+) -> None:
+    secrets = [doc for docs in k8s_files.values() for doc in docs if doc["kind"] == "Secret"]
+    assert [secret["metadata"]["name"] for secret in secrets] == [SECRET_NAME]
+    value = secrets[0]["stringData"][SECRET_KEY]
+    assert "REPLACE" in value.upper()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (kustomize) not installed")
+def test_kustomize_build() -> None:
+    """`kubectl kustomize deploy/k8s` renders, namespaces everything and sets the image tag."""
+    result = subprocess.run(
+        ["kubectl", "kustomize", str(K8S_DIR)], cwd=REPO_ROOT, capture_output=True, text=True,
+        timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    docs = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    assert len(docs) == 3 + 4 * len(SERVICES)  # namespace, configmap, secret + 4 per service
+    for doc in docs:
+        if doc["kind"] != "Namespace":
+            assert doc["metadata"]["namespace"] == "stammtisch", doc["metadata"]["name"]
+        if doc["kind"] == "Deployment":
+            assert _container(doc)["image"].startswith("stammtisch:")
