@@ -407,7 +407,7 @@ class WilliWacker(Game):
         state = self.state
         state.duel, state.stolen_tray, state.phase = None, None, "turn"
         self._draw_up(state.turn, events)
-        if not state.talon and not all(state.hands):
+        if self._round_done():
             self._end_round(events)
             return
         state.turn = (state.turn + 1) % state.seats
@@ -420,6 +420,12 @@ class WilliWacker(Game):
         events.append({"type": "turn", "seat": state.turn})
         if not state.hands[state.turn]:
             self._draw_up(state.turn, events)
+            if self._round_done():
+                self._end_round(events)
+
+    def _round_done(self) -> bool:
+        """Once the talon is empty, any empty hand ends the round."""
+        return not self.state.talon and not all(self.state.hands)
 
     def _deal(self, events: list[Event]) -> None:
         state = self.state
