@@ -112,11 +112,8 @@ class TablePlay:
         if not 1 <= len(action_id) <= MAX_ACTION_ID:
             raise invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
         action = action_from_proto(action_pb)
-        act_key = f"{who.player_id}:{action_id}"
-        stored = await self.store.answer(table_id, act_key)
-        if stored is None:
-            stored = await self._commit_action(who, table_id, act_key, action)
-        return await self._reply(who, table_id, stored)
+        answer = await self._commit_action(who, table_id, f"{who.player_id}:{action_id}", action)
+        return await self._reply(who, table_id, answer)
 
     async def _commit_action(self, who: Identity, table_id: str, act_key: str,
                              action: Mapping[str, Any]) -> dict[str, Any]:

@@ -156,7 +156,9 @@ class TableStore:
         ``change_fn`` raises (RuleError, NothingToDo) without committing.
         """
         for attempt in range(MAX_ATTEMPTS):
-            head = await self._head_or_none(table_id)
+            head, stored = await self._read(table_id, act_key)
+            if stored is not None:
+                return await self._answered(table_id, stored)
             if head is None and not allow_new:
                 raise not_found(f"table {table_id!r} has no game")
             change = change_fn(head)
@@ -175,14 +177,25 @@ class TableStore:
             if status == b"ok":
                 return record, None
             if status == b"dup":
-                answer = dict(json.loads(value))
-                if "seq" in answer:
-                    return await self.record(table_id, int(answer["seq"])), answer
-                return None, answer
+                return await self._answered(table_id, dict(json.loads(value)))
             COMMIT_RETRIES.labels(change.meta.game).inc()
             log.debug("commit_conflict", table_id=table_id, attempt=attempt, seq=int(value))
         raise unavailable(f"table {table_id!r} is busy; retry")
 
-    async def _head_or_none(self, table_id: str) -> CommitRecord | None:
-        blob = await self.redis.hget(self.key(table_id, "head"), "rec")
-        return None if blob is None else CommitRecord.decode(blob)
+    async def _read(self, table_id: str, act_key: str) -> tuple[CommitRecord | None, dict[str, Any] | None]:
+        """The head and, for an action, its stored answer, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(self.key(table_id, "head"), "rec")
+            if act_key:
+                pipe.hget(self.key(table_id, "acts"), act_key)
+            replies = await pipe.execute()
+        head = None if replies[0] is None else CommitRecord.decode(replies[0])
+        stored = None if not act_key or replies[1] is None else dict(json.loads(replies[1]))
+        return head, stored
+
+    async def _answered(self, table_id: str,
+                        answer: dict[str, Any]) -> tuple[CommitRecord | None, dict[str, Any]]:
+        """An already answered action: the record that applied it (None for a refusal)."""
+        if "seq" in answer:
+            return await self.record(table_id, int(answer["seq"])), answer
+        return None, answer

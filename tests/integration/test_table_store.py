@@ -1,0 +1,164 @@
+"""The table machinery on real Redis and NATS: commits, idempotency, clocks, fan-out, results."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from shared.config import Settings
+from shared.games.errors import RuleError
+from shared.games.registry import engine_class
+from shared.runtime import Runtime, open_runtime
+from shared.tables.announce import Announcer
+from shared.tables.clocks import ClockWorker, deadline_policy
+from shared.tables.feed import TableFeeds
+from shared.tables.records import CommitRecord, TableMeta
+from shared.tables.store import Change, TableStore
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    async with open_runtime(settings) as rt:
+        yield rt
+
+
+def _store(runtime: Runtime, bot_delay: float = 0.05) -> TableStore:
+    return TableStore(runtime, deadline_policy(bot_delay))
+
+
+async def _willi_table(store: TableStore, table_id: str = "t1", turn_seconds: float = 0.0,
+                       bots: dict[str, str] | None = None) -> CommitRecord:
+    meta = TableMeta(table_id, "willi", ["p0", "p1", "p2", "p3"], bots=bots or {},
+                     turn_seconds=turn_seconds, seed=3)
+    return await store.create(meta, engine_class("willi").new(4, {}, 3), [{"type": "game_started"}])
+
+
+def _apply(seat: int, action: dict) -> object:  # type: ignore[type-arg]
+    def change(head: CommitRecord | None) -> Change:
+        assert head is not None
+        game = head.game()
+        return Change(game, game.apply(seat, action), head.meta, seat, action)
+    return change
+
+
+async def test_concurrent_commits_from_two_replicas_form_one_history(runtime: Runtime) -> None:
+    first, second = _store(runtime), _store(runtime)
+    head = await _willi_table(first)
+    discards = {seat: head.game().view(seat)["hands"][seat][0] for seat in range(4)}
+    results = await asyncio.gather(*(
+        (first if seat % 2 else second).commit("t1", _apply(seat, {"type": "discard", "card": card}))
+        for seat, card in discards.items()))
+    seqs = sorted(record.seq for record, _ in results if record)
+    assert seqs == [2, 3, 4, 5]
+    log = await first.log_after("t1", 0)
+    assert [r.seq for r in log] == [1, 2, 3, 4, 5]
+    final = log[-1].game().view(None)
+    assert final["phase"] == "play" and all(final["discarded"])
+
+
+async def test_a_refused_change_commits_nothing(runtime: Runtime) -> None:
+    store = _store(runtime)
+    await _willi_table(store)
+    with pytest.raises(RuleError):
+        await store.commit("t1", _apply(0, {"type": "play", "card": "R1"}))
+    assert (await store.head("t1")).seq == 1
+
+
+async def test_an_action_id_is_applied_once_even_when_raced(runtime: Runtime) -> None:
+    store_a, store_b = _store(runtime), _store(runtime)
+    head = await _willi_table(store_a)
+    card = head.game().view(0)["hands"][0][0]
+    change = _apply(0, {"type": "discard", "card": card})
+    outcomes = await asyncio.gather(store_a.commit("t1", change, act_key="p0:a1"),
+                                    store_b.commit("t1", change, act_key="p0:a1"),
+                                    return_exceptions=True)
+    applied = [o for o in outcomes if not isinstance(o, BaseException) and o[1] is None]
+    answered = [o for o in outcomes if not isinstance(o, BaseException) and o[1] is not None]
+    assert len(applied) == 1 and len(answered) == 1
+    assert answered[0][1] == {"seq": 2}
+    assert (await store_a.head("t1")).seq == 2
+
+
+async def test_turn_clock_applies_exactly_one_default_with_two_workers(runtime: Runtime) -> None:
+    store = _store(runtime)
+    announcer = Announcer(runtime, store)
+    await _willi_table(store, turn_seconds=0.2)
+    workers = [ClockWorker(_store(runtime), "willi", announcer.announce) for _ in range(2)]
+    await asyncio.sleep(0.3)
+    fired = await asyncio.gather(*(w.run_once() for w in workers))
+    fired += await asyncio.gather(*(w.run_once() for w in workers))
+    log = await store.log_after("t1", 0)
+    timeouts = [e for r in log for e in r.events if e["type"] == "timed_out"]
+    # Four seats owed a discard with the same deadline: each got exactly one default.
+    assert sorted(e["seat"] for e in timeouts) == [0, 1, 2, 3]
+    assert sum(fired) == 4
+    assert log[-1].game().view(None)["phase"] == "play"
+
+
+async def test_bot_seats_are_played_by_the_clock(runtime: Runtime) -> None:
+    store = _store(runtime, bot_delay=0.0)
+    announcer = Announcer(runtime, store)
+    await _willi_table(store, bots={str(s): "random" for s in range(4)})
+    worker = ClockWorker(store, "willi", announcer.announce)
+    for _ in range(2000):
+        if not await worker.run_once():
+            break
+    head = await store.head("t1")
+    assert head.game().over, head.game().view(None)["phase"]
+
+
+async def test_subscribers_resume_without_gap_or_duplicate(runtime: Runtime) -> None:
+    store = _store(runtime)
+    announcer = Announcer(runtime, store)
+    feeds = TableFeeds(runtime, store)
+    head = await _willi_table(store)
+    seen: list[int] = []
+
+    async def follow(after: int, count: int) -> None:
+        async for record in feeds.commits("t1", after):
+            seen.append(record.seq)
+            if len(seen) == count:
+                return
+
+    reader = asyncio.create_task(follow(0, 3))
+    await asyncio.sleep(0.1)
+    for seat in range(4):
+        card = (await store.head("t1")).game().view(seat)["hands"][seat][0]
+        record, _ = await store.commit("t1", _apply(seat, {"type": "discard", "card": card}))
+        assert record is not None
+        await announcer.announce(record)
+    await asyncio.wait_for(reader, 5)
+    await asyncio.wait_for(follow(seen[-1], 5), 5)  # resume after the last seen
+    assert seen == [1, 2, 3, 4, 5]
+    assert head.seq == 1
+
+
+async def test_results_left_in_the_outbox_are_relayed_once(runtime: Runtime, settings: Settings) -> None:
+    store = _store(runtime)
+    meta = TableMeta("t9", "willi", ["a", "b", "c", "d"], seed=1)
+    game = engine_class("willi").new(4, {}, 1)
+    record, _ = await store.commit("t9", lambda _h: Change(game, [{"type": "round_over", "round": 1},
+                                                                  {"type": "game_over", "winners": [0],
+                                                                   "scores": [1, 0, 0, 0]}], meta),
+                                   allow_new=True)
+    assert record is not None
+    # The publisher "died" before JetStream acknowledged: only the outbox knows.
+    outbox = await runtime.redis.zrange(store.outbox_key(), 0, -1)
+    assert outbox == [b"t9|1"]
+    await runtime.redis.zadd(store.outbox_key(), {"t9|1": (time.time() - 60) * 1000})
+    announcer = Announcer(runtime, store)
+    assert await announcer.relay_once() == 1
+    assert await announcer.relay_once() == 0
+    await announcer.publish_results(record)  # a late duplicate publish is dropped by msg id
+    stream = await runtime.js.stream_info(f"{settings.key_prefix.upper()}_RESULTS")
+    assert stream.state.messages == 2
+    sub = await runtime.js.pull_subscribe(f"{settings.key_prefix}.results.>", durable="check")
+    messages = await sub.fetch(2, timeout=2)
+    kinds = sorted(json.loads(m.data)["event"]["type"] for m in messages)
+    assert kinds == ["game_over", "round_over"]
