@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from deploy_support import PROMETHEUS_DIR, SERVICES, TARGET_LABELS, load_yaml
+from deploy_support import DASHBOARD_PATH, PROMETHEUS_DIR, SERVICES, TARGET_LABELS, load_yaml
 
 #: Metric names as they appear in PromQL.
 _METRIC = re.compile(r"\b((?:stammtisch|process|python)_[a-zA-Z0-9_]+)\b")
@@ -168,7 +168,8 @@ def test_dashboard_uses_only_defined_metrics(
 def test_dashboard_shows_every_metric(dashboard: dict[str, Any], metric_families: set[str]) -> None:
     text = "\n".join(_dashboard_queries(dashboard))
     missing = {family for family in metric_families if family not in text}
-    assert not missing, f"metrics with no panel: {sorted(missing)}"
+    assert not missing, (
+        f"metrics with no panel in {DASHBOARD_PATH.name}: {sorted(missing)}; add one")
 
 
 def test_dashboard_structure(dashboard: dict[str, Any]) -> None:
