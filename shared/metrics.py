@@ -36,6 +36,11 @@ RESULTS_PUBLISHED = Counter(
     "stammtisch_results_published_total", "Round and game results published to JetStream",
     ["kind"],
 )
+RESULTS_CONSUMED = Counter(
+    "stammtisch_results_consumed_total",
+    "Game results handled by scoring, by outcome (recorded/duplicate/rejected/failed)",
+    ["outcome"],
+)
 
 
 def serve_metrics(port: int, host: str = "0.0.0.0") -> int:

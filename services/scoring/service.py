@@ -1,10 +1,13 @@
-"""The scoring service's gRPC servicer."""
+"""Scoring: the results consumer in the background, the queries over gRPC."""
 
 from __future__ import annotations
 
 import grpc
 
 from services.base import Service
+from services.scoring.consumer import ResultsConsumer
+from services.scoring.servicer import ScoringServicer
+from services.scoring.storage import ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2_grpc
 from shared.runtime import Runtime
 
@@ -15,9 +18,17 @@ class ScoringService(Service):
     name = "scoring"
     full_name = "stammtisch.v1.ScoringService"
 
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__(runtime)
+        self.store = ScoreStore(runtime)
+
     def register(self, server: grpc.aio.Server) -> None:
-        scoring_pb2_grpc.add_ScoringServiceServicer_to_server(
-            scoring_pb2_grpc.ScoringServiceServicer(), server)
+        scoring_pb2_grpc.add_ScoringServiceServicer_to_server(ScoringServicer(self.store), server)
+
+    async def start(self) -> None:
+        """Bind to the durable consumer (creating it if new), then pull results in the background."""
+        consumer = ResultsConsumer(self.runtime, self.store)
+        self.spawn(consumer.run_forever(await consumer.subscribe()), "results")
 
 
 def create(runtime: Runtime) -> Service:

@@ -36,7 +36,10 @@ class GameResult(_message.Message):
     game: _common_pb2.Game.ValueType
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Player id per seat (empty for a bot or the card monster)."""
+        """Player id per seat (empty for a seat only a bot played, or the card
+        monster). A seat a bot took over after its player left keeps the
+        player's id: that player is ranked by the seat's result.
+        """
 
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
@@ -111,11 +114,15 @@ class LeaderboardEntry(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     WINS_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     name: _builtins.str
     games: _builtins.int
     wins: _builtins.int
+    """Games in which the player was among the winners (ties share the win)."""
     rating: _builtins.float
+    game: _common_pb2.Game.ValueType
+    """The game this entry is about."""
     def __init__(
         self,
         *,
@@ -124,10 +131,11 @@ class LeaderboardEntry(_message.Message):
         games: _builtins.int = ...,
         wins: _builtins.int = ...,
         rating: _builtins.float = ...,
+        game: _common_pb2.Game.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "player_id", b"player_id", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "games", b"games", "name", b"name", "player_id", b"player_id", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -141,6 +149,7 @@ class GetLeaderboardRequest(_message.Message):
     LIMIT_FIELD_NUMBER: _builtins.int
     game: _common_pb2.Game.ValueType
     limit: _builtins.int
+    """How many entries at most: 1..100; 0 means 10."""
     def __init__(
         self,
         *,
@@ -181,6 +190,7 @@ class GetPlayerStatsRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """Empty: the caller."""
     def __init__(
         self,
         *,

@@ -27,7 +27,13 @@ if _version_not_supported:
 
 class ScoringServiceStub:
     """Results, leaderboards and ratings, built from the results the game
-    services publish on JetStream.
+    services publish on JetStream. Scoring is eventually consistent: a game
+    appears here shortly after its game_over commit.
+
+    Ratings are a multiplayer Elo: every pair of people of a finished game is
+    one match decided by their final totals (a tie is a draw), everyone starts
+    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
+    Willi card monster are not ranked.
     """
 
     def __init__(self, channel):
@@ -55,23 +61,37 @@ class ScoringServiceStub:
 
 class ScoringServiceServicer:
     """Results, leaderboards and ratings, built from the results the game
-    services publish on JetStream.
+    services publish on JetStream. Scoring is eventually consistent: a game
+    appears here shortly after its game_over commit.
+
+    Ratings are a multiplayer Elo: every pair of people of a finished game is
+    one match decided by their final totals (a tie is a draw), everyone starts
+    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
+    Willi card monster are not ranked.
     """
 
     def GetTableResults(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The finished games of a table, oldest first. A table with no finished
+        game (or one scoring has never heard of) has an empty list, not NOT_FOUND:
+        scoring only learns of tables when their games end.
+        INVALID_ARGUMENT: empty or over-long table_id.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetLeaderboard(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The best players of one game, by rating, then wins.
+        INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetPlayerStats(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """A player's standing in every game it has finished; empty for a player
+        with no finished game. INVALID_ARGUMENT: over-long player_id.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -104,7 +124,13 @@ def add_ScoringServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class ScoringService:
     """Results, leaderboards and ratings, built from the results the game
-    services publish on JetStream.
+    services publish on JetStream. Scoring is eventually consistent: a game
+    appears here shortly after its game_over commit.
+
+    Ratings are a multiplayer Elo: every pair of people of a finished game is
+    one match decided by their final totals (a tie is a draw), everyone starts
+    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
+    Willi card monster are not ranked.
     """
 
     @staticmethod

@@ -28,7 +28,13 @@ GRPC_VERSION: str
 
 class ScoringServiceStub:
     """Results, leaderboards and ratings, built from the results the game
-    services publish on JetStream.
+    services publish on JetStream. Scoring is eventually consistent: a game
+    appears here shortly after its game_over commit.
+
+    Ratings are a multiplayer Elo: every pair of people of a finished game is
+    one match decided by their final totals (a tie is a draw), everyone starts
+    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
+    Willi card monster are not ranked.
     """
 
     @_typing.overload
@@ -36,23 +42,57 @@ class ScoringServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> ScoringServiceAsyncStub: ...
     GetTableResults: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetTableResultsRequest, _scoring_pb2.GetTableResultsResponse]
+    """The finished games of a table, oldest first. A table with no finished
+    game (or one scoring has never heard of) has an empty list, not NOT_FOUND:
+    scoring only learns of tables when their games end.
+    INVALID_ARGUMENT: empty or over-long table_id.
+    """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]
+    """The best players of one game, by rating, then wins.
+    INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+    """
     GetPlayerStats: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]
+    """A player's standing in every game it has finished; empty for a player
+    with no finished game. INVALID_ARGUMENT: over-long player_id.
+    """
 
 @_typing.type_check_only
 class ScoringServiceAsyncStub(ScoringServiceStub):
     """Results, leaderboards and ratings, built from the results the game
-    services publish on JetStream.
+    services publish on JetStream. Scoring is eventually consistent: a game
+    appears here shortly after its game_over commit.
+
+    Ratings are a multiplayer Elo: every pair of people of a finished game is
+    one match decided by their final totals (a tie is a draw), everyone starts
+    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
+    Willi card monster are not ranked.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     GetTableResults: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetTableResultsRequest, _scoring_pb2.GetTableResultsResponse]  # type: ignore[assignment]
+    """The finished games of a table, oldest first. A table with no finished
+    game (or one scoring has never heard of) has an empty list, not NOT_FOUND:
+    scoring only learns of tables when their games end.
+    INVALID_ARGUMENT: empty or over-long table_id.
+    """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
+    """The best players of one game, by rating, then wins.
+    INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+    """
     GetPlayerStats: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]  # type: ignore[assignment]
+    """A player's standing in every game it has finished; empty for a player
+    with no finished game. INVALID_ARGUMENT: over-long player_id.
+    """
 
 class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
     """Results, leaderboards and ratings, built from the results the game
-    services publish on JetStream.
+    services publish on JetStream. Scoring is eventually consistent: a game
+    appears here shortly after its game_over commit.
+
+    Ratings are a multiplayer Elo: every pair of people of a finished game is
+    one match decided by their final totals (a tie is a draw), everyone starts
+    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
+    Willi card monster are not ranked.
     """
 
     @_abc_1.abstractmethod
@@ -60,20 +100,31 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _scoring_pb2.GetTableResultsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.GetTableResultsResponse, _abc.Awaitable[_scoring_pb2.GetTableResultsResponse]]: ...
+    ) -> _typing.Union[_scoring_pb2.GetTableResultsResponse, _abc.Awaitable[_scoring_pb2.GetTableResultsResponse]]:
+        """The finished games of a table, oldest first. A table with no finished
+        game (or one scoring has never heard of) has an empty list, not NOT_FOUND:
+        scoring only learns of tables when their games end.
+        INVALID_ARGUMENT: empty or over-long table_id.
+        """
 
     @_abc_1.abstractmethod
     def GetLeaderboard(
         self,
         request: _scoring_pb2.GetLeaderboardRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.GetLeaderboardResponse, _abc.Awaitable[_scoring_pb2.GetLeaderboardResponse]]: ...
+    ) -> _typing.Union[_scoring_pb2.GetLeaderboardResponse, _abc.Awaitable[_scoring_pb2.GetLeaderboardResponse]]:
+        """The best players of one game, by rating, then wins.
+        INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+        """
 
     @_abc_1.abstractmethod
     def GetPlayerStats(
         self,
         request: _scoring_pb2.GetPlayerStatsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.GetPlayerStatsResponse, _abc.Awaitable[_scoring_pb2.GetPlayerStatsResponse]]: ...
+    ) -> _typing.Union[_scoring_pb2.GetPlayerStatsResponse, _abc.Awaitable[_scoring_pb2.GetPlayerStatsResponse]]:
+        """A player's standing in every game it has finished; empty for a player
+        with no finished game. INVALID_ARGUMENT: over-long player_id.
+        """
 
 def add_ScoringServiceServicer_to_server(servicer: ScoringServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,83 @@
+"""The scoring gRPC servicer: checks requests and turns stored data into messages."""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+from structlog.contextvars import bind_contextvars
+
+from services.scoring.results import MAX_ID, FinishedGame
+from services.scoring.storage import ScoreStore, Standing
+from shared.api.stammtisch.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
+from shared.games.registry import ENGINES
+from shared.rpc.auth import caller
+from shared.rpc.errors import invalid
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 100
+
+
+def game_name(game: int) -> str:
+    """The registry name of a Game enum value ("willi-stich"); INVALID_ARGUMENT otherwise."""
+    value = common_pb2.Game.ValueType(game)
+    label = common_pb2.Game.Name(value) if value in common_pb2.Game.values() else ""
+    name = label.removeprefix("GAME_").lower().replace("_", "-")
+    if name not in ENGINES:
+        raise invalid(f"game must be one of {', '.join(ENGINES)}")
+    return name
+
+
+def game_enum(name: str) -> common_pb2.Game.ValueType:
+    """Inverse of :func:`game_name`."""
+    return common_pb2.Game.Value("GAME_" + name.upper().replace("-", "_"))
+
+
+def _checked_id(what: str, value: str) -> str:
+    if not 0 < len(value) <= MAX_ID:
+        raise invalid(f"{what} must be 1 to {MAX_ID} characters")
+    return value
+
+
+def _result_message(game: FinishedGame) -> scoring_pb2.GameResult:
+    finished_at = Timestamp()
+    finished_at.FromNanoseconds(int(game.at * 1e9))
+    return scoring_pb2.GameResult(table_id=game.table_id, game_number=game.game_no,
+                                  game=game_enum(game.game), player_ids=game.player_ids,
+                                  scores=game.scores, winners=game.winners, finished_at=finished_at)
+
+
+class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
+    """Read-only queries over the score store."""
+
+    def __init__(self, store: ScoreStore) -> None:
+        self.store = store
+
+    async def GetTableResults(self, request: scoring_pb2.GetTableResultsRequest,
+                              context: grpc.aio.ServicerContext) -> scoring_pb2.GetTableResultsResponse:
+        table_id = _checked_id("table_id", request.table_id)
+        bind_contextvars(table_id=table_id)
+        games = await self.store.table_results(table_id)
+        return scoring_pb2.GetTableResultsResponse(results=[_result_message(g) for g in games])
+
+    async def GetLeaderboard(self, request: scoring_pb2.GetLeaderboardRequest,
+                             context: grpc.aio.ServicerContext) -> scoring_pb2.GetLeaderboardResponse:
+        game = game_name(request.game)
+        if not 0 <= request.limit <= MAX_LIMIT:
+            raise invalid(f"limit must be 0 (for {DEFAULT_LIMIT}) to {MAX_LIMIT}")
+        standings = await self.store.leaderboard(game, request.limit or DEFAULT_LIMIT)
+        entries = await self._entries([(game, standing) for standing in standings])
+        return scoring_pb2.GetLeaderboardResponse(entries=entries)
+
+    async def GetPlayerStats(self, request: scoring_pb2.GetPlayerStatsRequest,
+                             context: grpc.aio.ServicerContext) -> scoring_pb2.GetPlayerStatsResponse:
+        player_id = _checked_id("player_id", request.player_id or caller().player_id)
+        per_game = await self.store.player_stats(player_id)
+        return scoring_pb2.GetPlayerStatsResponse(per_game=await self._entries(per_game))
+
+    async def _entries(self, standings: list[tuple[str, Standing]]) -> list[scoring_pb2.LeaderboardEntry]:
+        """Entries with the players' current display names."""
+        names = await self.store.names(sorted({s.player_id for _game, s in standings}))
+        return [scoring_pb2.LeaderboardEntry(player_id=s.player_id, name=names[s.player_id],
+                                             games=s.games, wins=s.wins, rating=s.rating,
+                                             game=game_enum(game))
+                for game, s in standings]

@@ -1,0 +1,88 @@
+"""Helpers shared by the scoring tests (no tests of its own): publish results, query, wait."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeAlias
+
+import grpc
+from prometheus_client import REGISTRY
+
+from shared.api.stammtisch.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
+from shared.config import Settings
+from shared.rpc.auth import TokenSigner
+from shared.runtime import open_runtime
+from shared.tables.announce import Announcer
+from shared.tables.records import CommitRecord, TableMeta
+from shared.tables.store import TableStore
+
+WILLI, STICH = common_pb2.GAME_WILLI, common_pb2.GAME_WILLI_STICH
+Metadata: TypeAlias = tuple[tuple[str, str], ...]
+GameEnum: TypeAlias = common_pb2.Game.ValueType
+Stub: TypeAlias = scoring_pb2_grpc.ScoringServiceStub
+
+
+def finished(table_id: str, game: str, players: list[str], scores: list[int], *, seq: int = 40,
+             game_no: int = 1, bots: dict[str, str] | None = None) -> CommitRecord:
+    """The commit that ends a game: its last round_over, then game_over (result index 1)."""
+    best = max(score for seat, score in enumerate(scores) if seat < len(players))
+    winners = [seat for seat in range(len(players)) if scores[seat] == best]
+    meta = TableMeta(table_id, game, players, bots or {}, game_no=game_no)
+    events: list[dict[str, Any]] = [{"type": "round_over", "round": 8, "scores": scores},
+                                    {"type": "game_over", "winners": winners, "scores": scores}]
+    return CommitRecord(seq, time.time(), meta, {}, events, {})
+
+
+@asynccontextmanager
+async def publisher(settings: Settings) -> AsyncIterator[Announcer]:
+    """An Announcer on its own connections, publishing exactly as the game services do."""
+    async with open_runtime(settings, name="test-publisher") as runtime:
+        yield Announcer(runtime, TableStore(runtime, lambda *_: {}))
+
+
+def auth(settings: Settings, player_id: str = "tester") -> Metadata:
+    """Call metadata with a valid token for ``player_id``."""
+    token, _ = TokenSigner(settings.token_secret, 3600).issue(player_id, player_id)
+    return (("authorization", f"Bearer {token}"),)
+
+
+@asynccontextmanager
+async def scoring(address: str) -> AsyncIterator[Stub]:
+    """A stub on a channel to the scoring service."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        yield scoring_pb2_grpc.ScoringServiceStub(channel)
+
+
+def consumed(outcome: str) -> float:
+    """How many results this process's scoring consumers handled with ``outcome`` so far."""
+    return REGISTRY.get_sample_value("stammtisch_results_consumed_total", {"outcome": outcome}) or 0.0
+
+
+async def wait_for(check: Callable[[], Awaitable[Any]], timeout: float = 10.0) -> Any:
+    """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s (last: {value!r})")
+        await asyncio.sleep(0.02)
+
+
+async def table_results(stub: Stub, metadata: Metadata, table_id: str) -> list[scoring_pb2.GameResult]:
+    """A table's finished games."""
+    reply = await stub.GetTableResults(scoring_pb2.GetTableResultsRequest(table_id=table_id),
+                                       metadata=metadata)
+    return list(reply.results)
+
+
+async def board(stub: Stub, metadata: Metadata, game: GameEnum = WILLI,
+                limit: int = 100) -> list[scoring_pb2.LeaderboardEntry]:
+    """A game's leaderboard."""
+    reply = await stub.GetLeaderboard(scoring_pb2.GetLeaderboardRequest(game=game, limit=limit),
+                                      metadata=metadata)
+    return list(reply.entries)
