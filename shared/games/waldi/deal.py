@@ -49,13 +49,18 @@ def _parse_round(entry: Any, seats: int, round_no: int) -> Piles:
         valid = all(sets.is_card(card) for card in cards)
         if not valid or Counter(cards) != Counter(sets.sets[seat]):
             raise SetupError(f"round {round_no}, seat {seat}: the piles must be exactly its set")
+    return copy_piles(piles)
+
+
+def copy_piles(piles: Piles) -> Piles:
+    """A deep copy of one deal."""
     return [[list(pile) for pile in seat_piles] for seat_piles in piles]
 
 
 def deal_round(seed: int, round_no: int, seats: int, fixed: list[Piles]) -> Piles:
     """The piles of a round: from the setup if it lists the round, else shuffled from the seed."""
     if round_no <= len(fixed):
-        return [[list(pile) for pile in seat_piles] for seat_piles in fixed[round_no - 1]]
+        return copy_piles(fixed[round_no - 1])
     piles: Piles = []
     for seat in range(seats):
         cards = list(card_sets().sets[seat])

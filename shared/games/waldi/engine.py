@@ -27,7 +27,7 @@ from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.waldi import scoring
 from shared.games.waldi.cards import has_cat, is_head, is_tail, left_colour, right_colour
 from shared.games.waldi.deal import PILES, ROUNDS, deal_round, parse_setup
-from shared.games.waldi.state import Dog, RoundResult, WaldiState
+from shared.games.waldi.state import Dog, WaldiState, copy_dog, copy_result
 
 TOKENS = 6
 DEFAULT_OPTIONS: dict[str, Any] = {"round_seconds": None}
@@ -301,10 +301,10 @@ class WieWaldi(Game):
             "hand_pile": s.held_from[seat] if seat is not None else None,
             "holding": [card is not None for card in s.held],
             "pile_sizes": [[len(pile) for pile in seat_piles] for seat_piles in s.piles],
-            "dogs": [_copy_dog(dog) for dog in s.dogs],
+            "dogs": [copy_dog(dog) for dog in s.dogs],
             "tokens_left": list(s.tokens_left),
             "scores": list(s.scores),
-            "completed_rounds": [_copy_result(r) for r in s.completed_rounds],
+            "completed_rounds": [copy_result(r) for r in s.completed_rounds],
             "to_act": self.to_act(),
             "over": s.over,
             "winners": list(s.winners),
@@ -332,12 +332,3 @@ class WieWaldi(Game):
                          for owner in range(s.seats)] for viewer in range(s.seats)],
         }
 
-
-def _copy_dog(dog: Dog) -> Dog:
-    return {"id": dog["id"], "cards": list(dog["cards"]), "by": list(dog["by"]),
-            "complete": dog["complete"], "owner": dog["owner"]}
-
-
-def _copy_result(result: RoundResult) -> RoundResult:
-    return {"cards_won": list(result["cards_won"]), "points": list(result["points"]),
-            "stopped_by": result["stopped_by"]}
