@@ -1,28 +1,42 @@
-"""The lobby's gRPC servicer."""
+"""The lobby's gRPC servicer: a thin shell over the table operations and quick match."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 
 import grpc
+import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.base import Service
+from services.lobby.convert import table_proto
+from services.lobby.players import PlayerNames
+from services.lobby.quickmatch import QuickMatch
+from services.lobby.results import consume_game_results
+from services.lobby.tables import Lobby
 from shared.api.stammtisch.v1 import lobby_pb2, lobby_pb2_grpc
-from shared.rpc.auth import TokenSigner
+from shared.rpc.auth import TokenSigner, caller
 from shared.rpc.errors import invalid
 from shared.runtime import Runtime
 
 MAX_NAME = 24
 
 
-class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
-    """Login issues tokens; table management builds on the stored lobby state."""
+def _bind_table(table_id: str) -> None:
+    structlog.contextvars.bind_contextvars(table_id=table_id)
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+
+class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
+    """Login issues tokens; every other call acts as the token's player, never as the request says."""
+
+    def __init__(self, runtime: Runtime, lobby: Lobby, quick: QuickMatch, names: PlayerNames) -> None:
+        self.lobby = lobby
+        self.quick = quick
+        self.names = names
         settings = runtime.settings
         self.signer = TokenSigner(settings.token_secret, settings.token_ttl_seconds)
+        self.token_ttl = settings.token_ttl_seconds
 
     async def Login(self, request: lobby_pb2.LoginRequest,
                     context: grpc.aio.ServicerContext) -> lobby_pb2.LoginResponse:
@@ -32,19 +46,99 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             raise invalid(f"name must be 1 to {MAX_NAME} printable characters")
         player_id = uuid.uuid4().hex
         token, identity = self.signer.issue(player_id, name)
+        await self.names.remember(player_id, name, self.token_ttl)
         expires = Timestamp()
         expires.FromSeconds(int(identity.expires_at))
         return lobby_pb2.LoginResponse(token=token, player_id=player_id, expires_at=expires)
 
+    async def CreateTable(self, request: lobby_pb2.CreateTableRequest,
+                          context: grpc.aio.ServicerContext) -> lobby_pb2.CreateTableResponse:
+        table = await self.lobby.create(caller(), request.game, request.seats, request.options,
+                                        request.join)
+        _bind_table(table.table_id)
+        return lobby_pb2.CreateTableResponse(table=table_proto(table))
+
+    async def ListTables(self, request: lobby_pb2.ListTablesRequest,
+                         context: grpc.aio.ServicerContext) -> lobby_pb2.ListTablesResponse:
+        tables = await self.lobby.list(request.game, request.open_only, request.limit)
+        return lobby_pb2.ListTablesResponse(tables=[table_proto(table) for table in tables])
+
+    async def GetTable(self, request: lobby_pb2.GetTableRequest,
+                       context: grpc.aio.ServicerContext) -> lobby_pb2.GetTableResponse:
+        _bind_table(request.table_id)
+        return lobby_pb2.GetTableResponse(table=table_proto(await self.lobby.get(request.table_id)))
+
+    async def JoinTable(self, request: lobby_pb2.JoinTableRequest,
+                        context: grpc.aio.ServicerContext) -> lobby_pb2.JoinTableResponse:
+        _bind_table(request.table_id)
+        wish = request.seat if request.HasField("seat") else None
+        table, seat = await self.lobby.join(caller(), request.table_id, wish, request.spectator)
+        return lobby_pb2.JoinTableResponse(table=table_proto(table), seat=seat)
+
+    async def LeaveTable(self, request: lobby_pb2.LeaveTableRequest,
+                         context: grpc.aio.ServicerContext) -> lobby_pb2.LeaveTableResponse:
+        _bind_table(request.table_id)
+        table = await self.lobby.leave(caller(), request.table_id)
+        return lobby_pb2.LeaveTableResponse(table=table_proto(table))
+
+    async def SetReady(self, request: lobby_pb2.SetReadyRequest,
+                       context: grpc.aio.ServicerContext) -> lobby_pb2.SetReadyResponse:
+        _bind_table(request.table_id)
+        table = await self.lobby.set_ready(caller(), request.table_id, request.ready)
+        return lobby_pb2.SetReadyResponse(table=table_proto(table))
+
+    async def AddBot(self, request: lobby_pb2.AddBotRequest,
+                     context: grpc.aio.ServicerContext) -> lobby_pb2.AddBotResponse:
+        _bind_table(request.table_id)
+        wish = request.seat if request.HasField("seat") else None
+        table = await self.lobby.add_bot(caller(), request.table_id, wish, request.level)
+        return lobby_pb2.AddBotResponse(table=table_proto(table))
+
+    async def QuickMatch(self, request: lobby_pb2.QuickMatchRequest,  # type: ignore[override]
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[lobby_pb2.QuickMatchResponse]:
+        async for update in self.quick.wait(caller(), request.game, request.seats):
+            if update.table is None:
+                yield lobby_pb2.QuickMatchResponse(queued=update.queued)
+            else:
+                _bind_table(update.table.table_id)
+                yield lobby_pb2.QuickMatchResponse(queued=update.queued, table=table_proto(update.table),
+                                                   seat=update.seat)
+
+    async def SendChat(self, request: lobby_pb2.SendChatRequest,
+                       context: grpc.aio.ServicerContext) -> lobby_pb2.SendChatResponse:
+        _bind_table(request.table_id)
+        await self.lobby.chat(caller(), request.table_id, request.text)
+        return lobby_pb2.SendChatResponse()
+
+    async def WatchTable(self, request: lobby_pb2.WatchTableRequest,  # type: ignore[override]
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
+        _bind_table(request.table_id)
+        caller()
+        async for table, news in self.lobby.watch(request.table_id):
+            yield lobby_pb2.WatchTableResponse(
+                table=table_proto(table), change=news["change"],
+                player_id=news.get("player_id", ""), text=news.get("text", ""))
+
 
 class LobbyService(Service):
-    """Owns players, tables and seats."""
+    """Owns players, tables and seats, quick match, and the lobby side of every game's end."""
 
     name = "lobby"
     full_name = "stammtisch.v1.LobbyService"
 
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__(runtime)
+        self.names = PlayerNames(runtime)
+        self.lobby = Lobby(runtime)
+        self.quick = QuickMatch(runtime, self.lobby, self.names)
+
     def register(self, server: grpc.aio.Server) -> None:
-        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyServicer(self.runtime), server)
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
+            LobbyServicer(self.runtime, self.lobby, self.quick, self.names), server)
+
+    async def start(self) -> None:
+        """The durable consumer that turns finished games into tables between games."""
+        self.spawn(consume_game_results(self.runtime, self.lobby.series), "game-results")
 
 
 def create(runtime: Runtime) -> Service:

@@ -1,0 +1,34 @@
+"""Lobby tables as clients see them (the Table message)."""
+
+from __future__ import annotations
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.lobby.catalog import GAME_ENUMS, options_proto
+from services.lobby.model import LobbyTable, Status
+from shared.api.stammtisch.v1 import lobby_pb2
+
+_STATUS = {
+    Status.WAITING: lobby_pb2.TABLE_STATUS_WAITING,
+    Status.PLAYING: lobby_pb2.TABLE_STATUS_PLAYING,
+    Status.BETWEEN_GAMES: lobby_pb2.TABLE_STATUS_BETWEEN_GAMES,
+}
+#: Seat number of a waiting newcomer without a wish.
+NO_SEAT = -1
+
+
+def table_proto(table: LobbyTable) -> lobby_pb2.Table:
+    """The whole public picture of a table: seats, names, readiness, newcomers."""
+    created = Timestamp()
+    created.FromNanoseconds(int(table.created_at * 1e9))
+    return lobby_pb2.Table(
+        table_id=table.table_id, game=GAME_ENUMS[table.game],
+        options=options_proto(table.options, table.turn_seconds),
+        seats=[lobby_pb2.Seat(seat=index, player_id=seat.player_id, name=seat.name,
+                              ready=seat.ready or bool(seat.bot), bot=bool(seat.bot))
+               for index, seat in enumerate(table.seats)],
+        status=_STATUS[table.status], games_played=table.games_played,
+        spectators=len(table.spectators), created_at=created,
+        waiting=[lobby_pb2.Seat(seat=NO_SEAT if entry.seat is None else entry.seat,
+                                player_id=entry.player_id, name=entry.name)
+                 for entry in table.waiting])
