@@ -26,6 +26,11 @@ def value(card: str) -> int:
     return int(card[1])
 
 
+def same_colour_or_value(card: str, other: str) -> bool:
+    """True when two cards share colour or number (compares notation directly: a hot path)."""
+    return card[0] == other[0] or card[1] == other[1]
+
+
 def full_deck() -> list[str]:
     """All 36 cards in notation order."""
     return [f"{c}{v}" for c in COLOURS for v in VALUES]

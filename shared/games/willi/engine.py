@@ -33,15 +33,17 @@ from shared.games.willi.rules import (
     TRICKS_PER_ROUND,
     awards,
     call_window,
+    can_exchange,
     exchange_pairs,
     game_winners,
     lowest_card_winner,
     playable,
     start_position,
 )
-from shared.games.willi.state import FinishedTrick, WilliState
+from shared.games.willi.state import FinishedTrick, WilliState, copy_results
 
 #: Fields of each action type (besides "type"); card fields use card notation.
+#: Each type is carried out by the method ``_<type>`` once it has been verified.
 ACTION_FIELDS: dict[str, dict[str, type]] = {
     "discard": {"card": str},
     "play": {"card": str},
@@ -117,11 +119,6 @@ class Willi(Game):
             counts[trick.winner] += 1
         return counts
 
-    def _completed_rounds(self) -> list[dict[str, list[int]]]:
-        """Results of the scored rounds (public), as copies."""
-        return [{key: list(values) for key, values in done.items()}
-                for done in self.state.completed_rounds]
-
     def to_act(self) -> list[int]:
         """Seats that owe a decision now; never the monster, which acts by itself."""
         state = self.state
@@ -176,7 +173,7 @@ class Willi(Game):
             "trick_winners": [trick.winner for trick in state.finished],
             "tricks": [trick.to_dict() for trick in state.finished],
             "scores": list(state.scores),
-            "completed_rounds": self._completed_rounds(),
+            "completed_rounds": copy_results(self.state.completed_rounds),
             "over": self.over,
             "winners": self.winners(),
         }
@@ -194,7 +191,7 @@ class Willi(Game):
             "tricks_taken": self.tricks_taken(),
             "trick_winners": [trick.winner for trick in state.finished],
             "scores": list(state.scores),
-            "completed_rounds": self._completed_rounds(),
+            "completed_rounds": copy_results(self.state.completed_rounds),
             "over": self.over,
             "winners": self.winners(),
             "visible": [self.view(seat)["hands"] for seat in range(state.people)],
@@ -206,12 +203,8 @@ class Willi(Game):
         """Check the action completely, then carry it out and let the monster move."""
         kind = self._parse(seat, action)
         self._verify(seat, kind, action)
-        handlers: dict[str, Callable[[int, Mapping[str, Any]], list[Event]]] = {
-            "discard": self._discard, "play": self._play, "meinz": self._meinz,
-            "pass": self._pass, "exchange": self._exchange,
-        }
-        events = handlers[kind](seat, action)
-        return events + self._run_monster()
+        handler: Callable[[int, Mapping[str, Any]], list[Event]] = getattr(self, f"_{kind}")
+        return handler(seat, action) + self._run_monster()
 
     def _parse(self, seat: int, action: Mapping[str, Any]) -> str:
         """Refuse malformed actions (INVALID_ACTION); return the action type."""
@@ -333,8 +326,8 @@ class Willi(Game):
         state.finished.append(FinishedTrick(list(state.trick), winner, state.caller))
         events: list[Event] = [{"type": "trick_won", "seat": winner, "trick": len(state.finished),
                                 "called": state.caller is not None}]
-        if winner < state.people and exchange_pairs(state.hands[winner],
-                                                     [card for _, card in state.trick]):
+        if winner < state.people and can_exchange(state.hands[winner],
+                                                   [card for _, card in state.trick]):
             state.phase = "exchange"
             return events
         return events + self._clear_table()

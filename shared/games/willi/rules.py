@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from shared.games.willi.cards import colour, value
+from shared.games.willi.cards import colour, same_colour_or_value, value
 
 #: Table positions: four seats, with 3 people the card monster sits at 3.
 POSITIONS = 4
@@ -21,16 +21,11 @@ MONSTER_BONUS = 12
 AWARD_BY_PLACE = {1: 3, 2: 1, 3: 0, 4: 2}
 
 
-def matches_lead(card: str, lead: str) -> bool:
-    """A card follows the lead when it shares its colour or its number."""
-    return colour(card) == colour(lead) or value(card) == value(lead)
-
-
 def playable(hand: Sequence[str], lead: str | None) -> list[str]:
     """Cards a person may play: any card when leading or unable to follow."""
     if lead is None:
         return list(hand)
-    following = [card for card in hand if matches_lead(card, lead)]
+    following = [card for card in hand if same_colour_or_value(card, lead)]
     return following or list(hand)
 
 
@@ -60,6 +55,11 @@ def lowest_card_winner(trick: Sequence[tuple[int, str]], contenders: Collection[
     if best_seat < 0:
         raise ValueError("no seat in the trick may still take it")
     return best_seat
+
+
+def can_exchange(hand: Sequence[str], trick_cards: Sequence[str]) -> bool:
+    """True when some hand card shares a colour with some trick card."""
+    return not {colour(card) for card in hand}.isdisjoint(colour(card) for card in trick_cards)
 
 
 def exchange_pairs(hand: Sequence[str], trick_cards: Sequence[str]) -> list[tuple[str, str]]:

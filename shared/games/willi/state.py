@@ -13,6 +13,12 @@ from typing import Any
 from shared.games.willi.cards import value
 
 Play = tuple[int, str]
+RoundResult = dict[str, list[int]]
+
+
+def copy_results(results: list[RoundResult]) -> list[RoundResult]:
+    """Independent copies of round results (``sums``, ``awards``, ``trick_winners``)."""
+    return [{key: list(values) for key, values in done.items()} for done in results]
 
 
 @dataclass
@@ -72,7 +78,7 @@ class WilliState:
     asking: list[int] = field(default_factory=list)
     finished: list[FinishedTrick] = field(default_factory=list)
     scores: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    completed_rounds: list[dict[str, list[int]]] = field(default_factory=list)
+    completed_rounds: list[RoundResult] = field(default_factory=list)
     winners: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,8 +92,7 @@ class WilliState:
             "caller": self.caller, "asking": list(self.asking),
             "finished": [trick.to_dict() for trick in self.finished],
             "scores": list(self.scores),
-            "completed_rounds": [{key: list(values) for key, values in done.items()}
-                                 for done in self.completed_rounds],
+            "completed_rounds": copy_results(self.completed_rounds),
             "winners": list(self.winners),
         }
 
@@ -103,7 +108,6 @@ class WilliState:
             caller=data["caller"], asking=list(data["asking"]),
             finished=[FinishedTrick.from_dict(trick) for trick in data["finished"]],
             scores=list(data["scores"]),
-            completed_rounds=[{key: list(values) for key, values in done.items()}
-                              for done in data["completed_rounds"]],
+            completed_rounds=copy_results(data["completed_rounds"]),
             winners=list(data["winners"]),
         )
