@@ -21,7 +21,7 @@ from shared.games.base import (
     require_fields,
 )
 from shared.games.errors import ErrorCode, RuleError, SetupError
-from shared.games.stich.cards import SUITS, is_card, sorted_cards, suit_of
+from shared.games.stich.cards import SUITS, is_card, suit_of
 from shared.games.stich.deal import deal, parse_setup
 from shared.games.stich.schedule import LAST_ROUND, RoundKind, hand_size, round_kind
 from shared.games.stich.scoring import best_seats, round_points
@@ -131,13 +131,14 @@ class WilliStich(Game):
         if seat is not None:
             seat = self.check_seat(seat)
         s = self._s
-        hands = [sorted_cards(hand) if self._may_see(seat, owner) else None
-                 for owner, hand in enumerate(s.hands)]
+        kind, over = self._kind, self.over
+        shown = self._visible_owners(seat)
+        hands = [list(hand) if owner in shown else None for owner, hand in enumerate(s.hands)]
         return {
             "game": self.name,
             "seat": seat,
             "round": s.round,
-            "kind": self._kind.value,
+            "kind": kind.value,
             "hand_size": hand_size(s.round),
             "dealer": s.dealer,
             "phase": s.phase,
@@ -154,13 +155,14 @@ class WilliStich(Game):
             "hand": None if seat is None else hands[seat],
             "active": list(s.active),
             "scores": list(s.scores),
-            "completed_rounds": [{key: list(value) if isinstance(value, list) else value
-                                  for key, value in record.items()}
+            "completed_rounds": [{"round": record["round"], "calls": list(record["calls"]),
+                                  "tricks": list(record["tricks"]),
+                                  "points": list(record["points"])}
                                  for record in s.completed_rounds],
-            "chat_allowed": self._kind is not RoundKind.FOREHEAD and not self.over,
-            "over": self.over,
+            "chat_allowed": kind is not RoundKind.FOREHEAD and not over,
+            "over": over,
             "winners": list(s.winners),
-            "next_dealer": (s.dealer + 1) % s.seats if self.over else None,
+            "next_dealer": (s.dealer + 1) % s.seats if over else None,
             "legal": [] if seat is None else self.legal_actions(seat),
         }
 
@@ -172,7 +174,7 @@ class WilliStich(Game):
                   "completed_rounds", "over", "winners", "next_dealer")
         return {
             **{name: public[name] for name in fields},
-            "hands": [sorted_cards(hand) for hand in self._s.hands],
+            "hands": [list(hand) for hand in self._s.hands],
             "visible": [self.view(seat)["hands"] for seat in range(self._s.seats)],
         }
 
@@ -381,14 +383,15 @@ class WilliStich(Game):
                      if other != seat and call is not None)
         return seat == s.dealer and others + tricks == hand_size(s.round)
 
-    def _may_see(self, viewer: int | None, owner: int) -> bool:
+    def _visible_owners(self, viewer: int | None) -> set[int]:
         """The one visibility rule: own hand normally; none before the blind calls are made;
         in the forehead round every other hand but not the own. Spectators and seats that
         left see no hand."""
-        if viewer is None or not self._s.active[viewer]:
-            return False
+        s = self._s
+        if viewer is None or not s.active[viewer]:
+            return set()
         if self._kind is RoundKind.FOREHEAD:
-            return owner != viewer
-        if self._kind is RoundKind.BLIND and self._s.phase == Phase.CALL.value:
-            return False
-        return owner == viewer
+            return set(range(s.seats)) - {viewer}
+        if self._kind is RoundKind.BLIND and s.phase == Phase.CALL.value:
+            return set()
+        return {viewer}

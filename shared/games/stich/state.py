@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import copy
+import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
@@ -51,8 +51,9 @@ class StichState:
     winners: list[int]
 
     def to_dict(self) -> dict[str, Any]:
-        """A deep, JSON-compatible copy."""
-        return asdict(self)
+        """A deep, JSON-compatible copy (a JSON round trip: the fastest deep copy here)."""
+        data: dict[str, Any] = json.loads(json.dumps(vars(self)))
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StichState:
@@ -60,4 +61,4 @@ class StichState:
         names = {field.name for field in fields(cls)}
         if set(data) != names:
             raise KeyError(f"state fields differ: {sorted(set(data) ^ names)}")
-        return cls(**copy.deepcopy(dict(data)))
+        return cls(**json.loads(json.dumps(dict(data))))
