@@ -188,8 +188,8 @@ def interleave(seed: int, seats: int, steps: int, deep_every: int) -> WieWaldi:
 
 @pytest.mark.parametrize("seats", [2, 3, 4])
 def test_short_interleavings(seats: int) -> None:
-    for seed in range(350):
-        interleave(seed * 10 + seats, seats, steps=150, deep_every=30)
+    for seed in range(500):
+        interleave(seed * 10 + seats, seats, steps=100, deep_every=25)
 
 
 @pytest.mark.parametrize("seats", [2, 3, 4])

@@ -124,7 +124,8 @@ class WieWaldi(Game):
 
     def default_action(self, seat: int) -> Action | None:
         """Let go of a held card; an empty-handed seat owes nothing in real-time play."""
-        return {"type": "return"} if not self._s.over and self._s.held[seat] is not None else None
+        let_go: Action = {"type": "return"}
+        return let_go if let_go in self.legal_actions(seat) else None
 
     # -- actions ------------------------------------------------------------------
 
@@ -203,7 +204,7 @@ class WieWaldi(Game):
         if at is not None and at != len(dog["cards"]):
             raise RuleError(ErrorCode.STALE, f"dog {dog['id']} has {len(dog['cards'])} cards "
                                              f"now, not {at}")
-        card = s.held[seat]
+        card = s.held[seat]  # an empty hand is NOT_ALLOWED, which comes after NO_MATCH
         end = right_colour(dog["cards"][-1])
         if card is not None and not is_head(card) and left_colour(card) != end:
             raise RuleError(ErrorCode.NO_MATCH, f"{card} does not fit the {end} end of {dog['id']}")
