@@ -6,6 +6,7 @@ message classes); everything about playing a table lives here once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import OrderedDict
@@ -20,7 +21,7 @@ from shared.api.stammtisch.v1 import common_pb2
 from shared.config import Settings
 from shared.games.base import Game
 from shared.games.errors import ErrorCode, RuleError
-from shared.metrics import ACTIONS, EVENT_LAG, OPEN_STREAMS
+from shared.metrics import ACTIONS, EVENT_LAG, LIVE_TABLES, OPEN_STREAMS
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.runtime import Runtime
@@ -189,3 +190,11 @@ class PlayService(Service):
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
         self.spawn(self.play.announcer.relay_forever(), "results-relay")
+        self.spawn(self._count_live_tables(), "live-tables")
+
+    async def _count_live_tables(self, interval: float = 5.0) -> None:
+        """Report running games per game (the same global count from every replica)."""
+        while True:
+            for game in self.games:
+                LIVE_TABLES.labels(game).set(await self.play.store.live_tables(game))
+            await asyncio.sleep(interval)

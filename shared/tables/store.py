@@ -33,8 +33,9 @@ MAX_ATTEMPTS = 50
 CLOCK_GROUPS = {"wie-waldi": "arbiter"}
 
 _COMMIT = """
--- KEYS: head, log, acts, clocks, outbox
--- ARGV: expected_seq, record, act_key, answer, min_deadline, table_id, has_results, now_ms, ttl_ms
+-- KEYS: head, log, acts, clocks, outbox, live
+-- ARGV: expected_seq, record, act_key, answer, min_deadline, table_id, has_results, now_ms, ttl_ms,
+--       game_over
 if ARGV[3] ~= '' then
   local prev = redis.call('HGET', KEYS[3], ARGV[3])
   if prev then return {'dup', prev} end
@@ -51,6 +52,11 @@ else
   redis.call('ZREM', KEYS[4], ARGV[6])
 end
 if ARGV[7] == '1' then redis.call('ZADD', KEYS[5], ARGV[8], ARGV[6] .. '|' .. seq) end
+if ARGV[10] == '1' then
+  redis.call('SREM', KEYS[6], ARGV[6])
+else
+  redis.call('SADD', KEYS[6], ARGV[6])
+end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[9]) end
 return {'ok', tostring(seq)}
 """
@@ -94,6 +100,14 @@ class TableStore:
     def clocks_key(self, game: str) -> str:
         """The sorted set of tables with deadlines for the service running ``game``."""
         return self.runtime.key("clocks", CLOCK_GROUPS.get(game, "engine"))
+
+    def live_key(self, game: str) -> str:
+        """The set of tables of ``game`` whose game is running (for the live-tables gauge)."""
+        return self.runtime.key("live", game)
+
+    async def live_tables(self, game: str) -> int:
+        """How many tables of ``game`` have a running game."""
+        return int(await self.redis.scard(self.live_key(game)))
 
     def outbox_key(self) -> str:
         """Results committed but not yet acknowledged by JetStream: "table|seq" by time."""
@@ -170,10 +184,12 @@ class TableStore:
             has_results = any(e.get("type") in RESULT_EVENTS for e in change.events)
             status, value = await self._script(
                 keys=[self.key(table_id, "head"), self.key(table_id, "log"),
-                      self.key(table_id, "acts"), self.clocks_key(change.meta.game), self.outbox_key()],
+                      self.key(table_id, "acts"), self.clocks_key(change.meta.game), self.outbox_key(),
+                      self.live_key(change.meta.game)],
                 args=[seq - 1, record.encode(), act_key, json.dumps({"seq": seq}),
                       min(deadlines.values()) if deadlines else "", table_id,
-                      "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS])
+                      "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS,
+                      "1" if change.game.over else "0"])
             if status == b"ok":
                 return record, None
             if status == b"dup":
