@@ -10,7 +10,7 @@ from test_wacker_support import act, conserved, dealt, drained, kinds, lay_any, 
 from shared.games.errors import ErrorCode, SetupError
 from shared.games.wacker.cards import DECK, HAND_SIZE
 from shared.games.wacker.engine import WilliWacker
-from shared.games.wacker.trays import extension_options, forms_group, lay_options
+from shared.games.wacker.trays import beer_counts, extension_options, forms_group, lay_options
 
 INVALID = ErrorCode.INVALID_ACTION
 
@@ -145,7 +145,7 @@ def test_only_the_seat_on_turn_plays_and_only_turn_actions() -> None:
 
 
 def test_lay_options_list_every_set_and_run() -> None:
-    options = lay_options(["B2", "B3", "B3", "B4", "B7", "TRINK"])
+    options = lay_options(beer_counts(["B2", "B3", "B3", "B4", "B7", "TRINK"]))
     assert sorted(options) == sorted([
         ["B2"], ["B3"], ["B3", "B3"], ["B4"], ["B7"],
         ["B2", "B3"], ["B2", "B3", "B4"], ["B3", "B4"],
@@ -197,12 +197,13 @@ def test_a_one_card_tray_may_become_a_set_or_a_run(cards: list[str], shape: list
 
 
 def test_extension_options_cover_sets_runs_and_both_ends() -> None:
-    assert sorted(extension_options(["B4"], ["B4", "B4", "B3", "B5", "B6"])) == sorted([
+    single = extension_options(["B4"], beer_counts(["B4", "B4", "B3", "B5", "B6"]))
+    assert sorted(single) == sorted([
         ["B4"], ["B4", "B4"], ["B3"], ["B5"], ["B5", "B6"], ["B3", "B5"], ["B3", "B5", "B6"],
     ])
-    assert extension_options(["B4", "B4"], ["B3", "B5", "B4"]) == [["B4"]]
-    assert sorted(extension_options(["B7", "B8"], ["B6", "B5", "B8", "B1"])) == [
-        ["B5", "B6"], ["B6"]]
+    assert extension_options(["B4", "B4"], beer_counts(["B3", "B5", "B4"])) == [["B4"]]
+    top = extension_options(["B7", "B8"], beer_counts(["B6", "B5", "B8", "B1"]))
+    assert sorted(top) == [["B5", "B6"], ["B6"]]
 
 
 def test_extend_refusals_follow_the_code_precedence() -> None:

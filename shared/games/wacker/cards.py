@@ -50,9 +50,12 @@ def is_card(text: object) -> bool:
     return isinstance(text, str) and text in DECK_COUNTS
 
 
+_VALUES: dict[str, int] = {beer(v): v for v in BEER_VALUES}
+
+
 def beer_value(card: str) -> int | None:
     """The number of beers of a beer card, None for an action card."""
-    return int(card[1:]) if card.startswith("B") else None
+    return _VALUES.get(card)
 
 
 def is_beer(card: str) -> bool:

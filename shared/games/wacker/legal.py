@@ -10,8 +10,8 @@ from shared.games.wacker.cards import (
     TRINK,
     ZAPFENSTREICH,
 )
-from shared.games.wacker.state import WackerState
-from shared.games.wacker.trays import extension_options, lay_options
+from shared.games.wacker.state import Tray, WackerState
+from shared.games.wacker.trays import beer_counts, extension_options, lay_options
 
 
 def targets(state: WackerState, seat: int, card: str) -> list[str]:
@@ -27,22 +27,20 @@ def targets(state: WackerState, seat: int, card: str) -> list[str]:
     return []
 
 
-def extensions(state: WackerState, seat: int, tray_id: str) -> list[Action]:
-    """Every ``extend`` of one tray from ``seat``'s hand."""
-    tray = state.tray(tray_id)
-    if tray is None:
-        return []
-    return [{"type": "extend", "tray": tray_id, "cards": cards}
-            for cards in extension_options(tray.cards, state.hands[seat])]
+def extensions(tray: Tray, counts: list[int]) -> list[Action]:
+    """Every ``extend`` of one tray from a hand with these ``beer_counts``."""
+    return [{"type": "extend", "tray": tray.id, "cards": cards}
+            for cards in extension_options(tray.cards, counts)]
 
 
 def turn_actions(state: WackerState, seat: int) -> list[Action]:
     """Lays, extends of own trays, then each held action card with each target."""
     hand = state.hands[seat]
-    actions: list[Action] = [{"type": "lay", "cards": cards} for cards in lay_options(hand)]
+    counts = beer_counts(hand)
+    actions: list[Action] = [{"type": "lay", "cards": cards} for cards in lay_options(counts)]
     for tray in state.face_up():
         if tray.owner == seat:
-            actions += extensions(state, seat, tray.id)
+            actions += extensions(tray, counts)
     for card in ACTION_COUNTS:
         if card not in hand:
             continue
@@ -73,6 +71,7 @@ def legal_actions(state: WackerState, seat: int, acting: list[int]) -> list[Acti
         return turn_actions(state, seat)
     if state.phase == "respond":
         return answers(state, seat)
-    assert state.stolen_tray is not None
-    return [{"type": "pass"}, *extensions(state, seat, state.stolen_tray)]
+    stolen = state.tray(str(state.stolen_tray))
+    assert stolen is not None
+    return [{"type": "pass"}, *extensions(stolen, beer_counts(state.hands[seat]))]
 

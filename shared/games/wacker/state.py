@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from shared.games.wacker.cards import beers
@@ -104,7 +104,8 @@ class WackerState:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible copy of the whole state."""
-        return asdict(self)
+        data: dict[str, Any] = _copy(vars(self))
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WackerState:
@@ -116,9 +117,17 @@ class WackerState:
 
 
 def _copy(value: Any) -> Any:
-    """Deep copy of JSON-like data, so a restored state shares nothing with its source."""
+    """Deep copy of JSON-like data (trays and duels as dicts), sharing nothing with the source.
+
+    Hand-written because ``dataclasses.asdict`` is far slower, and services store
+    the state after every action.
+    """
     if isinstance(value, list):
+        if value and isinstance(value[0], str | int):  # lists of the state are homogeneous
+            return list(value)
         return [_copy(item) for item in value]
     if isinstance(value, dict):
         return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, Tray | Duel):
+        return _copy(vars(value))
     return value

@@ -7,7 +7,6 @@ a one-card tray is both and may become either.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 from shared.games.wacker.cards import BEER_VALUES, beer, beer_value
@@ -30,17 +29,22 @@ def extends(tray: Iterable[str], cards: Iterable[str]) -> bool:
     return bool(added) and forms_group([*tray, *added])
 
 
-def _counts(hand: Iterable[str]) -> Counter[int]:
-    return Counter(v for v in map(beer_value, hand) if v is not None)
+def beer_counts(hand: Iterable[str]) -> list[int]:
+    """Beer cards per value, indexed 0..9 (0 and 9 stay 0 and end every run)."""
+    counts = [0] * 10
+    for card in hand:
+        value = beer_value(card)
+        if value:
+            counts[value] += 1
+    return counts
 
 
 def _span(low: int, high: int) -> list[str]:
     return [beer(v) for v in range(low, high + 1)]
 
 
-def lay_options(hand: Iterable[str]) -> list[list[str]]:
-    """Every distinct new tray the hand can lay: sets of each size, runs of each span."""
-    counts = _counts(hand)
+def lay_options(counts: list[int]) -> list[list[str]]:
+    """Every distinct new tray a hand with these ``beer_counts`` can lay: sets, then runs."""
     options = [[beer(v)] * k for v in BEER_VALUES for k in range(1, counts[v] + 1)]
     for low in BEER_VALUES:
         high = low
@@ -50,21 +54,22 @@ def lay_options(hand: Iterable[str]) -> list[list[str]]:
     return options
 
 
-def extension_options(tray: Iterable[str], hand: Iterable[str]) -> list[list[str]]:
-    """Every distinct set of hand cards that extends ``tray`` (ascending order)."""
-    values = sorted(v for v in map(beer_value, tray) if v is not None)
-    counts = _counts(hand)
-    low, high = values[0], values[-1]
+def extension_options(tray: Iterable[str], counts: list[int]) -> list[list[str]]:
+    """Every distinct set of cards (ascending) from a hand with these ``beer_counts``
+    that extends ``tray``."""
+    values = [v for v in map(beer_value, tray) if v is not None]
+    low, high = min(values), max(values)
     options: list[list[str]] = []
     if low == high:
         options += [[beer(low)] * k for k in range(1, counts[low] + 1)]
     if len(values) == 1 or low != high:
-        lows = [low]
-        while lows[-1] - 1 >= 1 and counts[lows[-1] - 1]:
-            lows.append(lows[-1] - 1)
-        highs = [high]
-        while highs[-1] + 1 <= 8 and counts[highs[-1] + 1]:
-            highs.append(highs[-1] + 1)
-        options += [_span(start, low - 1) + _span(high + 1, end)
-                    for start in lows for end in highs if (start, end) != (low, high)]
+        start = low
+        while counts[start - 1]:
+            start -= 1
+        end = high
+        while counts[end + 1]:
+            end += 1
+        options += [_span(first, low - 1) + _span(high + 1, last)
+                    for first in range(low, start - 1, -1) for last in range(high, end + 1)
+                    if (first, last) != (low, high)]
     return options
