@@ -13,7 +13,8 @@ from shared.games.stich.engine import WilliStich
 
 
 def test_bots_are_registered() -> None:
-    assert BOTS == {"random": RandomBot, "heuristic": HeuristicBot}
+    assert BOTS["random"] is RandomBot and BOTS["heuristic"] is HeuristicBot
+    assert len(BOTS) == 2
 
 
 def test_heuristic_chooses_only_legal_actions_from_the_view() -> None:
