@@ -443,6 +443,7 @@ def test_a_seat_that_left_can_do_nothing_more() -> None:
     refused(game, 1, {"type": "chat", "text": "bye"}, ErrorCode.NOT_ALLOWED)
     refused(game, 1, {"type": "call", "tricks": 0}, ErrorCode.NOT_YOUR_TURN)
     assert game.legal_actions(1) == [] and game.default_action(1) is None
+    assert not game.view(1)["chat_allowed"] and game.view(0)["chat_allowed"]
     assert game.view(1)["hands"] == [None, None, None]
 
 

@@ -159,7 +159,8 @@ class WilliStich(Game):
                                   "tricks": list(record["tricks"]),
                                   "points": list(record["points"])}
                                  for record in s.completed_rounds],
-            "chat_allowed": kind is not RoundKind.FOREHEAD and not over,
+            "chat_allowed": (seat is not None and s.active[seat] and not over
+                             and kind is not RoundKind.FOREHEAD),
             "over": over,
             "winners": list(s.winners),
             "next_dealer": (s.dealer + 1) % s.seats if over else None,
