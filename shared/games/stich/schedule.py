@@ -5,7 +5,6 @@ from __future__ import annotations
 from enum import StrEnum
 
 LAST_ROUND = 19
-MAX_HAND = 10
 
 
 class RoundKind(StrEnum):
