@@ -8,10 +8,6 @@ from typing import Any
 
 from shared.games.wacker.cards import beers
 
-#: Phases: ``turn`` (seat on turn plays), ``respond`` (a duel waits for ``Duel.asked``),
-#: ``after_flora`` (the thief may extend the tray just won), ``over``.
-PHASES = ("turn", "respond", "after_flora", "over")
-
 
 @dataclass
 class Tray:
@@ -64,7 +60,11 @@ class Duel:
 
 @dataclass
 class WackerState:
-    """Everything the engine knows; ``to_dict``/``from_dict`` round-trip it exactly."""
+    """Everything the engine knows; ``to_dict``/``from_dict`` round-trip it exactly.
+
+    ``phase`` is ``turn`` (the seat on turn plays), ``respond`` (a duel waits for
+    ``duel.asked``), ``after_flora`` (the thief may extend ``stolen_tray``) or ``over``.
+    """
 
     seats: int
     seed: int
