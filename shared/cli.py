@@ -58,6 +58,12 @@ def _bots(args: argparse.Namespace) -> int:
                                    args.think, args.once))
 
 
+def _winrate(args: argparse.Namespace) -> int:
+    from shared.games.winrate import main as winrate_main
+
+    return winrate_main(args.game, args.seats, args.games, args.candidate, args.opponent)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands; each imports its implementation lazily to start fast."""
     parser = argparse.ArgumentParser(prog="stammtisch", description=__doc__)
@@ -95,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     bots.add_argument("--once", action="store_true", help="fill what is open now, then stop")
     bots.add_argument("--host", default="127.0.0.1")
     bots.set_defaults(func=_bots)
+
+    winrate = sub.add_parser("winrate", help="win rate of one bot level against another")
+    winrate.add_argument("game", choices=games)
+    winrate.add_argument("--seats", type=int, default=4)
+    winrate.add_argument("--games", type=int, default=1000)
+    winrate.add_argument("--candidate", default="heuristic", choices=("heuristic", "random"))
+    winrate.add_argument("--opponent", default="random", choices=("heuristic", "random"))
+    winrate.set_defaults(func=_winrate)
 
     replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")
     replay.add_argument("file")
