@@ -20,10 +20,7 @@ from typing import Any
 from nats.aio.msg import Msg
 
 from services.lobby.model import LobbyTable
-from shared.logs import get_logger
 from shared.runtime import Runtime
-
-log = get_logger("lobby.news")
 
 QUEUE_SIZE = 256
 

@@ -144,7 +144,7 @@ class QuickMatch:
             reported = -1
             lost_since: float | None = None
             while matched is None:
-                if remaining != reported:
+                if remaining != reported and remaining > 0:  # 0: our group was just taken
                     yield Update(remaining)
                     reported = remaining
                 try:

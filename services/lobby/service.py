@@ -13,7 +13,7 @@ from services.base import Service
 from services.lobby.convert import table_proto
 from services.lobby.players import PlayerNames
 from services.lobby.quickmatch import QuickMatch
-from services.lobby.results import consume_game_results
+from services.lobby.results import GameResults
 from services.lobby.tables import Lobby
 from shared.api.stammtisch.v1 import lobby_pb2, lobby_pb2_grpc
 from shared.rpc.auth import TokenSigner, caller
@@ -113,7 +113,6 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def WatchTable(self, request: lobby_pb2.WatchTableRequest,  # type: ignore[override]
                          context: grpc.aio.ServicerContext) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
         _bind_table(request.table_id)
-        caller()
         async for table, news in self.lobby.watch(request.table_id):
             yield lobby_pb2.WatchTableResponse(
                 table=table_proto(table), change=news["change"],
@@ -131,6 +130,7 @@ class LobbyService(Service):
         self.names = PlayerNames(runtime)
         self.lobby = Lobby(runtime)
         self.quick = QuickMatch(runtime, self.lobby, self.names)
+        self.results = GameResults(runtime, self.lobby.series)
 
     def register(self, server: grpc.aio.Server) -> None:
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
@@ -138,7 +138,12 @@ class LobbyService(Service):
 
     async def start(self) -> None:
         """The durable consumer that turns finished games into tables between games."""
-        self.spawn(consume_game_results(self.runtime, self.lobby.series), "game-results")
+        self.spawn(self.results.run(), "game-results")
+
+    async def stop(self) -> None:
+        """Stop the consumer's loop first: a cancellation alone can get lost in a fetch."""
+        self.results.stop()
+        await super().stop()
 
 
 def create(runtime: Runtime) -> Service:

@@ -120,7 +120,7 @@ async def table_status(player: Player, table_id: str, status: int) -> lobby_pb2.
 async def play_turns(people: list[Player], table_id: str,
                      until: Callable[[dict[str, Any]], bool], timeout: float = 20.0) -> dict[str, Any]:
     """The people play their first legal action whenever they are to act (bots play by the
-    clock) until ``until(public view)`` holds; returns that view."""
+    clock) until ``until(view)`` holds for one of them; returns that view."""
     async def step() -> dict[str, Any] | None:
         for person in people:
             update, view = await person.view(table_id)

@@ -1,0 +1,99 @@
+"""Bad input on every lobby RPC gets a deliberate status with a message, never INTERNAL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+from test_lobby_support import Player, players
+
+from shared.api.stammtisch.v1 import common_pb2, lobby_pb2
+
+pytestmark = pytest.mark.integration
+
+INVALID, NOT_FOUND, PRECONDITION = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
+                                    grpc.StatusCode.FAILED_PRECONDITION)
+STICH = common_pb2.GAME_WILLI_STICH
+
+
+async def status_of(player: Player, method: str, request: Any) -> grpc.StatusCode:
+    """The status a call ends with (streams are read to their first answer)."""
+    try:
+        call = getattr(player.lobby, method)(request, metadata=player.auth)
+        if isinstance(call, grpc.aio.UnaryStreamCall):
+            await call.read()
+            call.cancel()
+        else:
+            await call
+    except grpc.aio.AioRpcError as err:
+        assert err.details(), (method, request)
+        return err.code()
+    return grpc.StatusCode.OK
+
+
+async def test_every_lobby_rpc_refuses_bad_input_clearly(stack: dict[str, str]) -> None:
+    async with players(stack, "Anna", "Ben", "Cleo", "Dora") as (anna, ben, cleo, dora):
+        table = await anna.create(STICH, 3)
+        full = await anna.create(STICH, 3)
+        await ben.join(full.table_id)
+        await cleo.join(full.table_id)
+        tid, fid = table.table_id, full.table_id
+        options = common_pb2.TableOptions
+        cases: list[tuple[Player, str, Any, grpc.StatusCode]] = [
+            (anna, "CreateTable", lobby_pb2.CreateTableRequest(seats=3), INVALID),
+            (anna, "CreateTable", lobby_pb2.CreateTableRequest(game=99, seats=3), INVALID),
+            (anna, "CreateTable", lobby_pb2.CreateTableRequest(game=STICH, seats=2), INVALID),
+            (anna, "CreateTable", lobby_pb2.CreateTableRequest(
+                game=STICH, seats=3, options=options(start_round=20)), INVALID),
+            (anna, "CreateTable", lobby_pb2.CreateTableRequest(
+                game=STICH, seats=3, options=options(first_dealer=3)), INVALID),
+            (anna, "CreateTable", lobby_pb2.CreateTableRequest(
+                game=common_pb2.GAME_WILLI, seats=4, options=options(target=50)), INVALID),
+            (anna, "CreateTable", lobby_pb2.CreateTableRequest(
+                game=STICH, seats=3, options=options(turn_seconds=-1)), INVALID),
+            (anna, "ListTables", lobby_pb2.ListTablesRequest(limit=-1), INVALID),
+            (anna, "ListTables", lobby_pb2.ListTablesRequest(game=42), INVALID),
+            (anna, "GetTable", lobby_pb2.GetTableRequest(), INVALID),
+            (anna, "GetTable", lobby_pb2.GetTableRequest(table_id="no.such>table"), INVALID),
+            (anna, "GetTable", lobby_pb2.GetTableRequest(table_id="nope"), NOT_FOUND),
+            (ben, "JoinTable", lobby_pb2.JoinTableRequest(table_id="nope"), NOT_FOUND),
+            (ben, "JoinTable", lobby_pb2.JoinTableRequest(table_id=tid, seat=3), INVALID),
+            (ben, "JoinTable", lobby_pb2.JoinTableRequest(table_id=tid, seat=-1), INVALID),
+            (ben, "JoinTable", lobby_pb2.JoinTableRequest(table_id=tid, seat=0), PRECONDITION),
+            (anna, "JoinTable", lobby_pb2.JoinTableRequest(table_id=tid), PRECONDITION),
+            (anna, "JoinTable", lobby_pb2.JoinTableRequest(table_id=tid, spectator=True), PRECONDITION),
+            (dora, "JoinTable", lobby_pb2.JoinTableRequest(table_id=fid), PRECONDITION),
+            (dora, "LeaveTable", lobby_pb2.LeaveTableRequest(table_id=tid), PRECONDITION),
+            (dora, "LeaveTable", lobby_pb2.LeaveTableRequest(table_id=""), INVALID),
+            (dora, "SetReady", lobby_pb2.SetReadyRequest(table_id=tid, ready=True), PRECONDITION),
+            (dora, "SetReady", lobby_pb2.SetReadyRequest(table_id="nope", ready=True), NOT_FOUND),
+            (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=tid, level="genius"), INVALID),
+            (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=tid, seat=9), INVALID),
+            (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=tid, seat=0), PRECONDITION),
+            (dora, "AddBot", lobby_pb2.AddBotRequest(table_id=tid), PRECONDITION),
+            (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=fid), PRECONDITION),
+            (anna, "QuickMatch", lobby_pb2.QuickMatchRequest(seats=4), INVALID),
+            (anna, "QuickMatch", lobby_pb2.QuickMatchRequest(game=STICH, seats=9), INVALID),
+            (anna, "SendChat", lobby_pb2.SendChatRequest(table_id=tid, text=""), INVALID),
+            (anna, "SendChat", lobby_pb2.SendChatRequest(table_id=tid, text="x" * 201), INVALID),
+            (anna, "SendChat", lobby_pb2.SendChatRequest(table_id=tid, text="bell\x07"), INVALID),
+            (anna, "SendChat", lobby_pb2.SendChatRequest(table_id=tid, text="   "), INVALID),
+            (dora, "SendChat", lobby_pb2.SendChatRequest(table_id=tid, text="hi"), PRECONDITION),
+            (dora, "SendChat", lobby_pb2.SendChatRequest(table_id="nope", text="hi"), NOT_FOUND),
+            (anna, "WatchTable", lobby_pb2.WatchTableRequest(), INVALID),
+            (anna, "WatchTable", lobby_pb2.WatchTableRequest(table_id="nope"), NOT_FOUND),
+        ]
+        outcomes = [(method, request, await status_of(player, method, request))
+                    for player, method, request, _ in cases]
+        wrong = [(method, str(request), got, want) for (method, request, got), (*_, want)
+                 in zip(outcomes, cases, strict=True) if got != want]
+        assert not wrong
+
+
+async def test_lobby_calls_need_a_token(stack: dict[str, str]) -> None:
+    async with players(stack, "Anna") as (anna,):
+        anonymous = Player("-", "", anna.lobby, anna.engine, ())
+        for method, request in (("ListTables", lobby_pb2.ListTablesRequest()),
+                                ("WatchTable", lobby_pb2.WatchTableRequest(table_id="x"))):
+            assert await status_of(anonymous, method, request) == grpc.StatusCode.UNAUTHENTICATED
