@@ -13,7 +13,6 @@ import contextlib
 
 from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
-from nats.errors import TimeoutError as FetchTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from structlog.contextvars import bound_contextvars
@@ -49,6 +48,15 @@ class ResultsConsumer:
     def __init__(self, runtime: Runtime, store: ScoreStore) -> None:
         self.runtime = runtime
         self.store = store
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """End the pull loop at its next turn, even if a cancellation gets lost.
+
+        (Python 3.11's ``asyncio.wait_for``, used inside nats-py's fetch, can
+        swallow a cancellation that arrives together with a message.)
+        """
+        self._stopping.set()
 
     async def subscribe(self) -> JetStreamContext.PullSubscription:
         """Bind to the shared durable consumer, creating it on first use."""
@@ -59,18 +67,25 @@ class ResultsConsumer:
         return await self.runtime.js.pull_subscribe(
             subject, durable=DURABLE, stream=results_stream(self.runtime.settings).name, config=config)
 
-    async def run_forever(self, subscription: JetStreamContext.PullSubscription) -> None:
-        """Pull and record until cancelled; messages not yet acknowledged are handed back at once."""
-        while True:
-            try:
-                batch = await subscription.fetch(BATCH, timeout=PULL_SECONDS)
-            except FetchTimeout:
-                continue
-            except Exception:
-                log.exception("fetch_failed")
-                await asyncio.sleep(RETRY_SECONDS)
-                continue
-            await self._handle_batch(batch)
+    async def run(self, subscription: JetStreamContext.PullSubscription) -> None:
+        """Pull and record until stopped or cancelled; unacknowledged messages are handed back at once."""
+        try:
+            while not self._stopping.is_set():
+                try:
+                    batch = await subscription.fetch(BATCH, timeout=PULL_SECONDS)
+                except TimeoutError:  # nothing came (nats-py raises its own subclass or asyncio's own)
+                    continue
+                except Exception:
+                    log.exception("fetch_failed")
+                    await asyncio.sleep(RETRY_SECONDS)
+                    continue
+                await self._handle_batch(batch)
+        finally:
+            # Unsubscribe rather than leave it to the connection's drain, which can wait its
+            # full timeout on a pull subscription (nats-py's fetch takes messages without
+            # marking them done); anything still unacknowledged is redelivered after ACK_WAIT.
+            with contextlib.suppress(NatsError):
+                await subscription.unsubscribe()
 
     async def _handle_batch(self, batch: list[Msg]) -> None:
         for index, msg in enumerate(batch):

@@ -21,14 +21,19 @@ class ScoringService(Service):
     def __init__(self, runtime: Runtime) -> None:
         super().__init__(runtime)
         self.store = ScoreStore(runtime)
+        self.consumer = ResultsConsumer(runtime, self.store)
 
     def register(self, server: grpc.aio.Server) -> None:
         scoring_pb2_grpc.add_ScoringServiceServicer_to_server(ScoringServicer(self.store), server)
 
     async def start(self) -> None:
         """Bind to the durable consumer (creating it if new), then pull results in the background."""
-        consumer = ResultsConsumer(self.runtime, self.store)
-        self.spawn(consumer.run_forever(await consumer.subscribe()), "results")
+        self.spawn(self.consumer.run(await self.consumer.subscribe()), "results")
+
+    async def stop(self) -> None:
+        """Stop the consumer loop, then cancel it (whichever comes first)."""
+        self.consumer.stop()
+        await super().stop()
 
 
 def create(runtime: Runtime) -> Service:

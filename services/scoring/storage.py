@@ -15,6 +15,8 @@ player at once retry instead of losing an update.
 
 from __future__ import annotations
 
+import asyncio
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,8 @@ from shared.runtime import Runtime
 RESULTS_TTL_MS = 90 * 86_400 * 1000
 #: Optimistic attempts before giving up (the message is then delivered again later).
 MAX_ATTEMPTS = 20
+#: First retry waits up to this long; the wait doubles per attempt up to 64 times it.
+BACKOFF_SECONDS = 0.001
 #: Wins break rating ties in the board's sort key below this many wins.
 _WIN_SLOTS = 1_000_000
 
@@ -69,7 +73,7 @@ class ScoreStore:
         people = game.people()
         stats_keys = [self._key("stats", game.game, game.player_ids[seat]) for seat in people]
         async with self.redis.pipeline(transaction=True) as pipe:
-            for _attempt in range(MAX_ATTEMPTS):
+            for attempt in range(MAX_ATTEMPTS):
                 try:
                     await pipe.watch(table_key, *stats_keys)
                     if await pipe.hexists(table_key, game.result_id):
@@ -87,7 +91,9 @@ class ScoreStore:
                     await pipe.execute()
                     return True
                 except WatchError:
-                    continue
+                    # Jittered backoff, so that two replicas updating the same players
+                    # do not keep invalidating each other in lockstep.
+                    await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
         raise TransactionContention(f"standings of {game.result_id} kept changing")
 
     async def table_results(self, table_id: str) -> list[FinishedGame]:

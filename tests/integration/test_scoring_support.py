@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
@@ -61,11 +62,13 @@ def consumed(outcome: str) -> float:
     return REGISTRY.get_sample_value("stammtisch_results_consumed_total", {"outcome": outcome}) or 0.0
 
 
-async def wait_for(check: Callable[[], Awaitable[Any]], timeout: float = 10.0) -> Any:
-    """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
+async def wait_for(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll ``check`` (plain or async) until it returns something truthy; fail after ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while True:
-        value = await check()
+        value = check()
+        if inspect.isawaitable(value):
+            value = await value
         if value:
             return value
         if time.monotonic() > deadline:

@@ -1,0 +1,161 @@
+"""Scoring counts every finished game exactly once: duplicates, redeliveries, restarts, replicas."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from nats.js import JetStreamContext
+from test_scoring_support import (
+    STICH,
+    WILLI,
+    Stub,
+    auth,
+    board,
+    consumed,
+    finished,
+    publisher,
+    scoring,
+    wait_for,
+)
+
+from services.runner import running_services
+from services.scoring.consumer import DURABLE
+from services.scoring.ratings import START_RATING
+from shared.api.stammtisch.v1 import scoring_pb2
+from shared.config import Settings
+from shared.runtime import results_stream
+from shared.tables.announce import Announcer
+from shared.tables.records import CommitRecord
+
+pytestmark = pytest.mark.integration
+
+POOL = ["ada", "ben", "cai", "dev", "eli", "fay"]
+
+
+@asynccontextmanager
+async def scoring_alone(settings: Settings) -> AsyncIterator[str]:
+    """One scoring replica (its own connections, like its own process); yields its address."""
+    async with running_services(settings, ["scoring"]) as running:
+        yield f"127.0.0.1:{running[0].port}"
+
+
+def stream_name(settings: Settings) -> str:
+    """The results stream of this test's deployment."""
+    name = results_stream(settings).name
+    assert name is not None
+    return name
+
+
+def league(games: int, seed: int = 7) -> list[CommitRecord]:
+    """Willi Stich games of three people from a pool of six, one table each."""
+    rng = random.Random(seed)
+    return [finished(f"league-{n}", "willi-stich", rng.sample(POOL, 3),
+                     [rng.randrange(0, 60, 10) for _ in range(3)]) for n in range(games)]
+
+
+def expected_records(records: list[CommitRecord]) -> dict[str, tuple[int, int]]:
+    """Player -> (games, wins) once every record is counted exactly once."""
+    games: Counter[str] = Counter()
+    wins: Counter[str] = Counter()
+    for record in records:
+        game_over = record.events[-1]
+        for seat, player in enumerate(record.meta.players):
+            games[player] += 1
+            wins[player] += seat in game_over["winners"]
+    return {player: (games[player], wins[player]) for player in games}
+
+
+async def records_on_board(stub: Stub, settings: Settings) -> dict[str, tuple[int, int]]:
+    """Player -> (games, wins) as the Willi Stich leaderboard shows them."""
+    return {e.player_id: (e.games, e.wins) for e in await board(stub, auth(settings), STICH)}
+
+
+async def publish_all(announcer: Announcer, records: list[CommitRecord]) -> None:
+    for record in records:
+        await announcer.publish_results(record)
+
+
+async def settled(js: JetStreamContext, settings: Settings) -> bool:
+    """Nothing left for the durable consumer: all delivered and acknowledged."""
+    info = await js.consumer_info(stream_name(settings), DURABLE)
+    return info.num_pending == 0 and info.num_ack_pending == 0
+
+
+async def test_a_result_published_again_counts_once(settings: Settings) -> None:
+    record = finished("twice", "willi", ["ann", "bob", "cid"], [10, 20, 30, 5])
+    duplicates = consumed("duplicate")
+    async with scoring_alone(settings) as address, publisher(settings) as announcer:
+        js, stream = announcer.runtime.js, stream_name(settings)
+        game_subject = announcer.runtime.subject("results", "willi", "game")
+        await announcer.publish_results(record)
+        await announcer.publish_results(record)  # same Nats-Msg-Id: JetStream drops it
+        first = await js.get_last_msg(stream, game_subject)
+        assert (await js.stream_info(stream)).state.messages == 2, "one round, one game"
+
+        # A relay that re-publishes after the duplicate window gets the message stored twice.
+        await js.update_stream(dataclasses.replace(results_stream(settings), duplicate_window=0.1))
+
+        async def stored_again() -> bool:
+            await asyncio.sleep(0.2)  # the server forgets old ids lazily: try until it has
+            await announcer.publish_results(record)
+            return (await js.get_last_msg(stream, game_subject)).seq != first.seq
+
+        await wait_for(stored_again)
+        await wait_for(lambda: consumed("duplicate") - duplicates == 1)
+        async with scoring(address) as stub:
+            entries = await board(stub, auth(settings), WILLI)
+    assert {(e.player_id, e.games, e.wins) for e in entries} == {("ann", 1, 0), ("bob", 1, 0),
+                                                                  ("cid", 1, 1)}
+
+
+async def test_a_restarted_scoring_goes_on_without_loss_or_double_counting(settings: Settings) -> None:
+    records = league(150)
+    recorded = consumed("recorded")
+    async with publisher(settings) as announcer:
+        await publish_all(announcer, records[:120])
+        async with scoring_alone(settings):
+            await wait_for(lambda: consumed("recorded") > recorded)  # stop it mid-stream
+        recorded_before_stop = consumed("recorded") - recorded
+        await publish_all(announcer, records[120:])  # while no scoring runs
+        async with scoring_alone(settings) as address, scoring(address) as stub:
+            await wait_for(lambda: settled(announcer.runtime.js, settings))
+            after_restart = await records_on_board(stub, settings)
+        # Lost consumer state (e.g. deleted by hand): every result comes again, nothing changes.
+        await announcer.runtime.js.delete_consumer(stream_name(settings), DURABLE)
+        duplicates = consumed("duplicate")
+        async with scoring_alone(settings) as address, scoring(address) as stub:
+            await wait_for(lambda: consumed("duplicate") - duplicates == len(records))
+            after_replay = await board(stub, auth(settings), STICH)
+    print(f"recorded before the stop: {recorded_before_stop:.0f} of 120")
+    assert after_restart == expected_records(records)
+    assert {e.player_id: (e.games, e.wins) for e in after_replay} == after_restart
+    assert sum(e.rating for e in after_replay) == pytest.approx(len(POOL) * START_RATING)
+
+
+async def test_two_replicas_share_the_work_and_count_every_game_once(settings: Settings) -> None:
+    records = league(90, seed=11)
+    async with scoring_alone(settings) as address, scoring_alone(settings), \
+            publisher(settings) as announcer:
+        js = announcer.runtime.js
+        await wait_for(lambda: _pulling(js, stream_name(settings), replicas=2))
+        await publish_all(announcer, records)
+        async with scoring(address) as stub:
+            await wait_for(lambda: settled(js, settings))
+            on_board = await records_on_board(stub, settings)
+            stats = await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(player_id="ada"),
+                                              metadata=auth(settings))
+            ratings = [e.rating for e in await board(stub, auth(settings), STICH)]
+    assert on_board == expected_records(records)
+    assert [(e.games, e.wins) for e in stats.per_game] == [on_board["ada"]]
+    assert sum(ratings) == pytest.approx(len(POOL) * START_RATING)
+
+
+async def _pulling(js: JetStreamContext, stream: str, replicas: int) -> bool:
+    """True when ``replicas`` pull requests wait on the one durable consumer."""
+    return (await js.consumer_info(stream, DURABLE)).num_waiting >= replicas
