@@ -61,9 +61,8 @@ class FinishedGame:
             payload = json.loads(data)
             event = payload["event"]
             game = cls(result_id=result_id, table_id=payload["table_id"], seq=payload["seq"],
-                       game=payload["game"], game_no=payload["game_no"],
-                       player_ids=list(payload["players"]), scores=list(event["scores"]),
-                       winners=list(event["winners"]), at=payload["at"])
+                       game=payload["game"], game_no=payload["game_no"], player_ids=payload["players"],
+                       scores=event["scores"], winners=event["winners"], at=payload["at"])
             kind = event["type"]
         except (ValueError, KeyError, TypeError) as exc:
             raise BadResult(f"unreadable result: {exc!r}") from exc
@@ -77,6 +76,8 @@ class FinishedGame:
         ids = (self.result_id, self.table_id)
         if not all(isinstance(i, str) and 0 < len(i) <= MAX_ID for i in ids):
             raise BadResult(f"bad result or table id: {ids!r}")
+        if not all(isinstance(seq, list) for seq in (self.player_ids, self.scores, self.winners)):
+            raise BadResult("players, scores and winners must be lists")
         if self.game not in ENGINES:
             raise BadResult(f"unknown game {self.game!r}")
         if not _ints(self.seq, self.game_no, *self.scores, *self.winners):
