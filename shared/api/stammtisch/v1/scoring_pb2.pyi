@@ -36,9 +36,9 @@ class GameResult(_message.Message):
     game: _common_pb2.Game.ValueType
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Player id per seat (empty for a seat only a bot played, or the card
-        monster). A seat a bot took over after its player left keeps the
-        player's id: that player is ranked by the seat's result.
+        """Player id per seat as the table had it at the end (empty for a bot seat
+        without a player, or the card monster). Every seat with a player id is
+        ranked, also when a bot finished it for a player who left.
         """
 
     @_builtins.property
