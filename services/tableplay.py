@@ -7,10 +7,11 @@ message classes); everything about playing a table lives here once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import grpc
@@ -35,6 +36,9 @@ MAX_ACTION_ID = 64
 SPECTATOR = -1
 _SCALARS = ("card", "tricks", "suit", "text", "pile", "dog", "at", "tray", "give", "take")
 
+#: A service's own check of the head an action is about to be applied to (raises RuleError).
+Guard = Callable[[CommitRecord], None]
+
 
 def action_from_proto(action: common_pb2.Action) -> dict[str, Any]:
     """The rules' action dict: the type plus exactly the fields the client set."""
@@ -57,6 +61,33 @@ def _timestamp(at: float) -> Timestamp:
     return stamp
 
 
+class TableTurns:
+    """A first-come-first-served lock per table, kept only while someone holds or waits for it.
+
+    Commits are optimistic: actions on one table that race inside one process
+    would all read the same head, all but one would fail the compare-and-set
+    and run again. Taking turns locally leaves conflicts to other replicas only.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def turn(self, table_id: str) -> AsyncIterator[None]:
+        """Hold the table's lock for the block (waiters go in arrival order)."""
+        lock, users = self._locks.get(table_id) or (asyncio.Lock(), 0)
+        self._locks[table_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[table_id]
+            if users == 1:
+                del self._locks[table_id]
+            else:
+                self._locks[table_id] = (lock, users - 1)
+
+
 class TablePlay:
     """The playing side of tables of some games, for one service in one process."""
 
@@ -69,6 +100,7 @@ class TablePlay:
         self.clocks = [ClockWorker(self.store, game, self.announcer.announce) for game in
                        sorted({self.store.clocks_key(g): g for g in games}.values())]
         self._games: OrderedDict[tuple[str, int], Game] = OrderedDict()
+        self._turns = TableTurns()
 
     # -- shaping what a seat receives ----------------------------------------------
 
@@ -108,16 +140,23 @@ class TablePlay:
     # -- the three calls --------------------------------------------------------------
 
     async def act(self, who: Identity, table_id: str, action_id: str,
-                  action_pb: common_pb2.Action) -> common_pb2.TableUpdate:
-        """Apply one action of the caller's seat, exactly once per action id."""
+                  action_pb: common_pb2.Action, guard: Guard | None = None) -> common_pb2.TableUpdate:
+        """Apply one action of the caller's seat, exactly once per action id.
+
+        ``guard`` sees the head the action would be applied to, inside the
+        atomic commit, and may refuse it before the rules do.
+        """
         if not 1 <= len(action_id) <= MAX_ACTION_ID:
             raise invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
         action = action_from_proto(action_pb)
-        answer = await self._commit_action(who, table_id, f"{who.player_id}:{action_id}", action)
-        return await self._reply(who, table_id, answer)
+        answer, record = await self._commit_action(who, table_id, f"{who.player_id}:{action_id}",
+                                                   action, guard)
+        return await self._reply(who, table_id, answer, record)
 
     async def _commit_action(self, who: Identity, table_id: str, act_key: str,
-                             action: Mapping[str, Any]) -> dict[str, Any]:
+                             action: Mapping[str, Any], guard: Guard | None,
+                             ) -> tuple[dict[str, Any], CommitRecord | None]:
+        """The action's answer and, when at hand, the commit that applied it."""
         game_name = ""
 
         def change(head: CommitRecord | None) -> Change:
@@ -130,26 +169,33 @@ class TablePlay:
                 raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "you have no seat at this table")
             if head.meta.is_bot(seat):
                 raise precondition("a bot plays your seat now; join the table again to take it back")
+            if guard is not None:
+                guard(head)
             game = head.game()
             events = game.apply(seat, action)
             return Change(game, events, head.meta, seat, dict(action))
 
         try:
-            record, answer = await self.store.commit(table_id, change, act_key)
+            async with self._turns.turn(table_id):
+                record, answer = await self.store.commit(table_id, change, act_key)
+                if answer is None:
+                    assert record is not None
+                    await self.announcer.announce(record)  # news leaves in commit order
         except RuleError as err:
             ACTIONS.labels(game_name, "refused", err.code.value).inc()
-            return await self.store.remember_refusal(table_id, act_key, err)
+            return await self.store.remember_refusal(table_id, act_key, err), None
         if answer is not None:
-            return answer
+            return answer, record
         assert record is not None
         ACTIONS.labels(game_name, "applied", "").inc()
-        await self.announcer.announce(record)
-        return {"seq": record.seq}
+        return {"seq": record.seq}, record
 
-    async def _reply(self, who: Identity, table_id: str, answer: Mapping[str, Any]) -> common_pb2.TableUpdate:
+    async def _reply(self, who: Identity, table_id: str, answer: Mapping[str, Any],
+                     record: CommitRecord | None) -> common_pb2.TableUpdate:
         if "error" in answer:
             raise RuleError(ErrorCode(answer["error"]), str(answer.get("message", "")))
-        record = await self.store.record(table_id, int(answer["seq"]))
+        if record is None:  # a raced retry of this action id was applied first
+            record = await self.store.record(table_id, int(answer["seq"]))
         return self.update_for(record, self._seat(record, who))
 
     async def view(self, who: Identity, table_id: str) -> common_pb2.TableUpdate:

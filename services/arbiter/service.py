@@ -1,18 +1,51 @@
-"""The arbiter: real-time Wie Waldi tables ordered by atomic commits in Redis."""
+"""The arbiter: real-time Wie Waldi tables ordered by atomic commits in Redis.
+
+Every seat acts whenever it likes; whichever commit lands first in Redis wins,
+from any replica. Two things make that order fair in real time: an ``attach``
+may carry ``at`` (a lost race is ``STALE``, never a card on a different end),
+and an action may carry the ``round`` it was meant for, so that nothing sent
+before a Stop lands in the next round.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
 import grpc
+import structlog
 
 from services.base import Service
-from services.tableplay import PlayService, TablePlay
+from services.tableplay import Guard, PlayService, TablePlay
 from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc
+from shared.games.errors import ErrorCode, RuleError
 from shared.rpc.auth import caller
+from shared.rpc.errors import invalid
 from shared.runtime import Runtime
+from shared.tables.records import CommitRecord
 
 GAMES = frozenset({"wie-waldi"})
+MAX_TABLE_ID = 64
+
+
+def table_of(table_id: str) -> str:
+    """A well-formed table id, bound to every log line of the call."""
+    if not 1 <= len(table_id) <= MAX_TABLE_ID:
+        raise invalid(f"table_id must be 1 to {MAX_TABLE_ID} characters")
+    structlog.contextvars.bind_contextvars(table_id=table_id)
+    return table_id
+
+
+def same_round(round_no: int) -> Guard:
+    """Refuse (STALE) an action meant for a round the table is no longer in."""
+    if round_no < 1:
+        raise invalid("round must be the round of your view (1 or more)")
+
+    def check(head: CommitRecord) -> None:
+        now = head.state["round"]
+        if now != round_no:
+            raise RuleError(ErrorCode.STALE, f"the table is in round {now}, not {round_no}")
+
+    return check
 
 
 class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
@@ -23,18 +56,21 @@ class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
 
     async def Act(self, request: arbiter_pb2.ArbiterServiceActRequest,
                   context: grpc.aio.ServicerContext) -> arbiter_pb2.ArbiterServiceActResponse:
-        update = await self.play.act(caller(), request.table_id, request.action_id, request.action)
+        guard = same_round(request.round) if request.HasField("round") else None
+        update = await self.play.act(caller(), table_of(request.table_id), request.action_id,
+                                     request.action, guard)
         return arbiter_pb2.ArbiterServiceActResponse(update=update)
 
     async def GetView(self, request: arbiter_pb2.ArbiterServiceGetViewRequest,
                       context: grpc.aio.ServicerContext) -> arbiter_pb2.ArbiterServiceGetViewResponse:
-        update = await self.play.view(caller(), request.table_id)
+        update = await self.play.view(caller(), table_of(request.table_id))
         return arbiter_pb2.ArbiterServiceGetViewResponse(update=update)
 
     async def Subscribe(self, request: arbiter_pb2.ArbiterServiceSubscribeRequest,  # type: ignore[override]
                         context: grpc.aio.ServicerContext,
                         ) -> AsyncIterator[arbiter_pb2.ArbiterServiceSubscribeResponse]:
-        async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
+        table_id = table_of(request.table_id)
+        async for update in self.play.subscribe(caller(), table_id, request.after_seq):
             yield arbiter_pb2.ArbiterServiceSubscribeResponse(update=update)
 
 

@@ -189,8 +189,12 @@ class StammtischClient:
         return self._games[table_id]
 
     async def act(self, table_id: str, action: Mapping[str, Any], action_id: str | None = None,
-                  attempts: int = 5) -> Update:
-        """Apply an action; retried with the same id on transient failures (applied once)."""
+                  attempts: int = 5, round_no: int | None = None) -> Update:
+        """Apply an action; retried with the same id on transient failures (applied once).
+
+        ``round_no`` (Wie Waldi): the round the action is meant for; refused
+        with STALE once the table has moved on to another round.
+        """
         action_id = action_id or uuid.uuid4().hex
         realtime = await self._game_of(table_id) == "wie-waldi"
         message = action_to_proto(action)
@@ -198,7 +202,8 @@ class StammtischClient:
             try:
                 if realtime:
                     reply: Any = await self.arbiter.Act(arbiter_pb2.ArbiterServiceActRequest(
-                        table_id=table_id, action_id=action_id, action=message), metadata=self.auth)
+                        table_id=table_id, action_id=action_id, action=message, round=round_no),
+                        metadata=self.auth)
                 else:
                     reply = await self.engine.Act(engine_pb2.ActRequest(
                         table_id=table_id, action_id=action_id, action=message), metadata=self.auth)

@@ -61,7 +61,10 @@ class CommitRecord:
 
     def encode(self) -> bytes:
         """Compact bytes for Redis and NATS."""
-        return zlib.compress(json.dumps(asdict(self), separators=(",", ":")).encode(), 1)
+        # Shallow on purpose: the fields already are JSON data, and asdict() would deep-copy
+        # the whole engine state on every commit attempt.
+        data = {**vars(self), "meta": asdict(self.meta)}
+        return zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 1)
 
     @classmethod
     def decode(cls, blob: bytes) -> CommitRecord:

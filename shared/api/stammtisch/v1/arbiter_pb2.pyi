@@ -24,8 +24,15 @@ class ArbiterServiceActRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     ACTION_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     action_id: _builtins.str
+    round: _builtins.int
+    """The round the sender saw (its view's `round`). Optional; when set and the
+    table is in another round by the time the action is ordered, the action
+    is refused with STALE: nothing sent for a round that ended (by Stop, a dead
+    end or the time limit) lands in the next one.
+    """
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -34,12 +41,15 @@ class ArbiterServiceActRequest(_message.Message):
         table_id: _builtins.str = ...,
         action_id: _builtins.str = ...,
         action: _common_pb2.Action | None = ...,
+        round: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__round: _TypeAlias = _typing.Literal["round"]  # noqa: Y015
+    _WhichOneofArgType__round: _TypeAlias = _typing.Literal["_round", b"_round"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__round) -> _WhichOneofReturnType__round | None: ...
 
 Global___ArbiterServiceActRequest: _TypeAlias = ArbiterServiceActRequest  # noqa: Y015
 
