@@ -64,6 +64,12 @@ def _winrate(args: argparse.Namespace) -> int:
     return winrate_main(args.game, args.seats, args.games, args.candidate, args.opponent)
 
 
+def _bench(_args: argparse.Namespace) -> int:
+    from services.perf.bench import main as bench_main
+
+    return bench_main()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands; each imports its implementation lazily to start fast."""
     parser = argparse.ArgumentParser(prog="stammtisch", description=__doc__)
@@ -109,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     winrate.add_argument("--candidate", default="heuristic", choices=("heuristic", "random"))
     winrate.add_argument("--opponent", default="random", choices=("heuristic", "random"))
     winrate.set_defaults(func=_winrate)
+
+    bench = sub.add_parser("bench", help="engine, bare-cost and arbiter benchmarks; prints figures")
+    bench.set_defaults(func=_bench)
 
     replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")
     replay.add_argument("file")

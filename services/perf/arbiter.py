@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,20 +208,24 @@ def measure(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> Tabl
     return TablesRun(len(seats_by_table), seconds, applied, refused, answer, others)
 
 
-async def run_tables(endpoints: Endpoints, tables: int, actions_per_seat: int,
-                     seconds: float) -> TablesRun:
-    """``tables`` tables of 4 heuristic bot clients at once, each seat capped in calls and time."""
+@contextlib.asynccontextmanager
+async def seated_tables(endpoints: Endpoints, tables: int,
+                        actions_per_seat: int) -> AsyncIterator[list[list[BotSeat]]]:
+    """``tables`` lobby tables of 4 logged-in bot clients each, capped in calls, ready to play."""
     clients = [StammtischClient(endpoints) for _ in range(tables * SEATS)]
     try:
         await asyncio.gather(*(client.login(f"bench{index}") for index, client in enumerate(clients)))
         groups = [clients[index:index + SEATS] for index in range(0, len(clients), SEATS)]
         table_ids = await asyncio.gather(*(seat_players(group) for group in groups))
-        seats_by_table = [[BotSeat(client, table_id, seat, random.Random(f"{table_id}:{seat}"),
-                                   max_actions=actions_per_seat)
-                           for seat, client in enumerate(group)]
-                          for group, table_id in zip(groups, table_ids, strict=True)]
-        started = time.perf_counter()
-        await asyncio.gather(*(play_table(seats, seconds) for seats in seats_by_table))
-        return measure(seats_by_table, time.perf_counter() - started)
+        yield [[BotSeat(client, table_id, seat, random.Random(f"{table_id}:{seat}"),
+                        max_actions=actions_per_seat) for seat, client in enumerate(group)]
+               for group, table_id in zip(groups, table_ids, strict=True)]
     finally:
         await asyncio.gather(*(client.close() for client in clients))
+
+
+async def play_tables(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> TablesRun:
+    """Every table at once, each seat until its cap or ``seconds``; the step's figures."""
+    started = time.perf_counter()
+    await asyncio.gather(*(play_table(seats, seconds) for seats in seats_by_table))
+    return measure(seats_by_table, time.perf_counter() - started)

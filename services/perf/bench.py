@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.launch import launched_stack
+from services.launch import LaunchedStack, launched_stack
 from services.perf import bare, engines
-from services.perf.arbiter import SEATS, run_tables
+from services.perf.arbiter import SEATS, TablesRun, play_tables, seated_tables
 from shared.localinfra import local_servers
 from shared.sdk.client import Endpoints
 
@@ -32,8 +32,8 @@ class Step:
     seconds: float
 
 
-#: Bounded so that the whole step takes well under a few minutes on 2 cores.
-STEPS = (Step(1, 300, 30.0), Step(10, 150, 45.0), Step(100, 40, 90.0))
+#: Bounded in calls and time: the 100-table step takes well under two minutes on 2 cores.
+STEPS = (Step(1, 200, 30.0), Step(10, 60, 45.0), Step(100, 15, 90.0))
 BARE_CALLS = 2000
 ENGINE_SECONDS = 2.0
 #: The stack for the arbiter steps: rate limits out of the way, quiet logs (a full stderr pipe
@@ -56,18 +56,43 @@ async def bare_costs(endpoints: dict[str, str], redis_url: str, nats_url: str) -
         say(samples.line())
 
 
-async def arbiter_steps(endpoints: dict[str, str], steps: Sequence[Step]) -> None:
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_line(who: str, seconds: float | None, run: TablesRun) -> str:
+    """CPU a process spent on a step: share of one core and per applied action."""
+    if seconds is None:
+        return f"  {who}: CPU time not available on this system"
+    per_action = seconds / run.applied * 1e3 if run.applied else 0.0
+    return (f"  {who:<44} CPU {seconds:6.1f} s = {seconds / run.seconds:4.0%} of a core, "
+            f"{per_action:5.2f} ms per applied action")
+
+
+async def arbiter_steps(stack: LaunchedStack, steps: Sequence[Step]) -> None:
     """Each step: fresh tables through the lobby, then every seat plays as fast as it can."""
     say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
-        "(clients in this process, servers in the child)")
+        "(clients in this process, all four services in the child)")
+    endpoints = stack.endpoints
     targets = Endpoints(endpoints["lobby"], endpoints["engine"], endpoints["arbiter"],
                         endpoints["scoring"])
     for step in steps:
         say(f" step: {step.tables} concurrent tables, at most {step.actions_per_seat} calls per seat "
             f"or {step.seconds:.0f} s")
-        run = await run_tables(targets, step.tables, step.actions_per_seat, step.seconds)
+        async with seated_tables(targets, step.tables, step.actions_per_seat) as tables:
+            server_before, client_before = cpu_seconds(stack.process.pid), time.process_time()
+            run = await play_tables(tables, step.seconds)
+            server_after, client = cpu_seconds(stack.process.pid), time.process_time() - client_before
         for line in run.lines():
             say(line)
+        server = None if server_before is None or server_after is None else server_after - server_before
+        say(cpu_line("server process (stammtisch up)", server, run))
+        say(cpu_line("bot clients (this process)", client, run))
 
 
 async def service_figures(redis_url: str, nats_url: str, data_dir: Path) -> None:
@@ -76,7 +101,7 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path) -> None
     with launched_stack(env, data_dir / "stack") as stack:
         await bare_costs(stack.endpoints, redis_url, nats_url)
         say()
-        await arbiter_steps(stack.endpoints, STEPS)
+        await arbiter_steps(stack, STEPS)
 
 
 def main() -> int:
