@@ -174,6 +174,30 @@ async def test_stop_is_one_commit_for_everybody_and_closes_its_round(
         await close_all([*clients, *devices])
 
 
+async def test_the_round_time_limit_ends_each_round_once_across_replicas(
+        stack: dict[str, str], arbiters: list[str], runtime: Runtime) -> None:
+    clients = await players(stack, arbiters)
+    limit = {"round_seconds": 0.3}
+    try:
+        table_id = await store_table(runtime, clients, WieWaldi.new(SEATS, limit, 3), options=limit)
+        draw = {"type": "draw", "pile": 0}
+        async with following(clients[0], table_id) as seen:
+            assert isinstance(await attempt(clients[1], table_id, draw, 1), int)
+            await until(lambda: any(e["type"] == "round_over" for u in seen for e in u.events))
+        # Both replicas' clocks saw the deadline; one commit ended the round.
+        assert await attempt(clients[1], table_id, draw, 1) == "STALE"
+        log = await stored_log(runtime, table_id)
+        ends = [r for r in log if any(e["type"] == "time_up" for e in r.events)]
+        assert sorted(r.events[0]["round"] for r in ends) == list(range(1, len(ends) + 1))
+        first = ends[0]
+        assert first.actor is None
+        assert [e["type"] for e in first.events] == ["time_up", "round_over", "round_started"]
+        assert first.events[1]["end"] == "time_up"
+        assert all(card_places(r.state) == full_deck() for r in log)
+    finally:
+        await close_all(clients)
+
+
 async def test_bad_requests_get_clear_statuses(stack: dict[str, str], arbiters: list[str],
                                                runtime: Runtime) -> None:
     clients = await players(stack, arbiters)

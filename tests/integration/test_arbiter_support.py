@@ -9,7 +9,6 @@ would: ``TableStore.create`` plus ``Announcer.announce``).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -90,11 +89,12 @@ def rigged_piles(tops: Sequence[Mapping[int, str]]) -> list[list[list[str]]]:
 
 
 async def store_table(runtime: Runtime, clients: Sequence[StammtischClient], game: Game,
-                      seed: int = 7) -> str:
+                      seed: int = 7, options: Mapping[str, Any] | None = None) -> str:
     """Start ``game`` at a new table of these players, as the lobby would."""
     store = TableStore(runtime, deadline_policy(runtime.settings.bot_delay_seconds))
     table_id = uuid.uuid4().hex
-    meta = TableMeta(table_id, GAME, [client.player_id for client in clients], seed=seed)
+    meta = TableMeta(table_id, GAME, [client.player_id for client in clients], seed=seed,
+                     options=dict(options or {}))
     record = await store.create(meta, game, [{"type": "game_started"}])
     await Announcer(runtime, store).announce(record)
     return table_id
@@ -174,8 +174,3 @@ async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
     """Every commit of the table, oldest first."""
     store = TableStore(runtime, deadline_policy(0.0))
     return await store.log_after(table_id, 0, limit=100_000)
-
-
-def settings_with(settings: Settings, **changes: Any) -> Settings:
-    """The test's settings with a few changes."""
-    return dataclasses.replace(settings, **changes)
