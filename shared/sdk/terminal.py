@@ -58,8 +58,17 @@ async def play_game(client: StammtischClient, table_id: str, out: object = sys.s
                 except RefusedAction as refused:
                     print(f"  refused: {refused.code}: {refused.message}")
                     current = await client.view(table_id)
+                except grpc.aio.AioRpcError as err:
+                    if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        raise
+                    print("  too fast: the server asks to slow down")
+                    await asyncio.sleep(1.0)
+                    current = await client.view(table_id)
             else:
-                current = await anext(stream)
+                newer = await anext(stream)
+                if newer.seq <= current.seq:
+                    continue  # already shown as the answer to our own action
+                current = newer
             print(render(current, me), flush=True)
     finally:
         await stream.aclose()
