@@ -104,7 +104,8 @@ class ClockWorker:
 
     async def run_forever(self) -> None:
         """Fire due deadlines until cancelled."""
-        while True:
+        task = asyncio.current_task()
+        while task is None or not task.cancelling():  # a cancellation Redis swallowed still ends it
             try:
                 fired = await self.run_once()
             except Exception:
