@@ -1,6 +1,6 @@
 """The lobby's durable consumer of game results: a finished game frees its table for the next.
 
-All lobby replicas pull from one durable JetStream consumer, so each
+All lobby replicas share one durable JetStream consumer, so each
 ``game_over`` is handled by one of them; handling is idempotent (a repeated
 result finds the table no longer playing that game), so a redelivery after a
 crash changes nothing.
@@ -8,11 +8,9 @@ crash changes nothing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 
-import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
@@ -24,49 +22,39 @@ from shared.runtime import Runtime, results_stream
 log = get_logger("lobby.results")
 
 DURABLE = "lobby-games"
-BATCH = 20
 RETRY_SECONDS = 2.0
+ACK_WAIT_SECONDS = 30.0
 
 
 class GameResults:
-    """Pulls ``<prefix>.results.*.game`` and ends the lobby's side of each game."""
+    """Ends the lobby's side of each game from ``<prefix>.results.*.game``.
+
+    A push consumer with a deliver group rather than a pull loop: nothing is
+    left mid-fetch at shutdown (nats-py can lose a cancellation inside fetch or
+    stall the connection's drain after one), and unsubscribing is the whole stop.
+    """
 
     def __init__(self, runtime: Runtime, series: GameSeries) -> None:
         self.runtime = runtime
         self.series = series
-        self._stopping = asyncio.Event()
+        self._subscription: JetStreamContext.PushSubscription | None = None
 
-    def stop(self) -> None:
-        """End the loop at its next turn, even if a cancellation is lost inside nats-py's fetch
-        (its ``asyncio.wait_for`` can swallow one that arrives together with a message)."""
-        self._stopping.set()
+    async def start(self) -> None:
+        """Join the lobby replicas' shared durable consumer (created on first use)."""
+        self._subscription = await self.runtime.js.subscribe(
+            self.runtime.subject("results", "*", "game"), queue=DURABLE, durable=DURABLE,
+            stream=results_stream(self.runtime.settings).name, cb=self._on_message, manual_ack=True,
+            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=ACK_WAIT_SECONDS))
 
-    async def run(self) -> None:
-        """Consume until stopped or cancelled; connection trouble is retried."""
-        subject = self.runtime.subject("results", "*", "game")
-        while not self._stopping.is_set():
-            try:
-                subscription = await self.runtime.js.pull_subscribe(
-                    subject, durable=DURABLE, stream=results_stream(self.runtime.settings).name,
-                    config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=30.0))
-                try:
-                    await self._pull(subscription)
-                finally:
-                    # Without this, a fetch cancelled at shutdown can stall the NATS drain for 30 s.
-                    with contextlib.suppress(Exception):
-                        await subscription.unsubscribe()
-            except Exception:
-                log.exception("results_consumer_failed")
-                await asyncio.sleep(RETRY_SECONDS)
+    async def stop(self) -> None:
+        """Stop receiving; unacknowledged results go to another replica after the ack wait."""
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+            self._subscription = None
 
-    async def _pull(self, subscription: JetStreamContext.PullSubscription) -> None:
-        while not self._stopping.is_set():
-            try:
-                messages = await subscription.fetch(BATCH, timeout=1.0)
-            except nats.errors.TimeoutError:
-                continue
-            for msg in messages:
-                await _handle(msg, self.series)
+    async def _on_message(self, msg: Msg) -> None:
+        await _handle(msg, self.series)
 
 
 async def _handle(msg: Msg, series: GameSeries) -> None:

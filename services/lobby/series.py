@@ -20,7 +20,6 @@ from services.lobby.repository import TableRepository
 from shared.games.base import Game
 from shared.games.errors import RuleError
 from shared.logs import get_logger
-from shared.metrics import LIVE_TABLES
 from shared.rpc.errors import ServiceError, unavailable
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
@@ -61,7 +60,6 @@ class GameSeries:
                 raise
             raise unavailable("the game could not be started; get ready again") from err
         await self.announcer.announce(record)
-        LIVE_TABLES.labels(table.game).inc()
         log.info("game_started", table_id=table.table_id, game_no=game_no, seq=record.seq)
         await self.news.tell(table, "game_started")
         await self.news.record(table, "started", players=record.meta.players, bots=record.meta.bots,
@@ -179,7 +177,6 @@ class GameSeries:
             table, seated = await self.repo.change(table_id, lambda t: t.end_game(game_no, carry))
         except Moved:
             return
-        LIVE_TABLES.labels(table.game).dec()
         log.info("game_finished", table_id=table_id, game_no=game_no, newcomers_seated=seated)
         await self.news.tell(table, "game_finished")
         await self.news.record(table, "finished", seq=seq, winners=result.get("winners"),

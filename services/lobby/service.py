@@ -138,11 +138,11 @@ class LobbyService(Service):
 
     async def start(self) -> None:
         """The durable consumer that turns finished games into tables between games."""
-        self.spawn(self.results.run(), "game-results")
+        await self.results.start()
 
     async def stop(self) -> None:
-        """Stop the consumer's loop first: a cancellation alone can get lost in a fetch."""
-        self.results.stop()
+        """Stop consuming results, then the background tasks."""
+        await self.results.stop()
         await super().stop()
 
 

@@ -13,7 +13,14 @@ import nats
 import pytest
 from test_lobby_support import Player, eventually, play_turns, players, table_status
 
-from shared.api.stammtisch.v1 import common_pb2, lobby_pb2
+from shared.api.stammtisch.v1 import (
+    arbiter_pb2,
+    arbiter_pb2_grpc,
+    common_pb2,
+    engine_pb2,
+    engine_pb2_grpc,
+    lobby_pb2,
+)
 from shared.config import Settings
 from shared.rpc.errors import rule_code_name, rule_violation_of
 
@@ -216,3 +223,28 @@ async def test_a_bot_takes_over_a_willi_seat_and_its_player_reclaims_it(stack: d
         played = await anna.act(table_id, mine["legal"][0])
         assert played.seat == 0
 
+
+
+@pytest.mark.parametrize(("game", "seats", "options", "service"), [
+    (common_pb2.GAME_WILLI_WACKER, 3, {"target": 50, "first_dealer": 1}, "engine"),
+    (common_pb2.GAME_WIE_WALDI, 2, {"round_seconds": 30}, "arbiter"),
+])
+async def test_every_game_gets_tables_with_its_options(stack: dict[str, str], game: int, seats: int,
+                                                       options: dict[str, int], service: str) -> None:
+    async with players(stack, "Anna") as (anna,):
+        table = await anna.create(game, seats, **options)
+        for name, value in options.items():
+            assert getattr(table.options, name) == value
+        for _ in range(seats - 1):
+            table = await anna.add_bot(table.table_id)
+        assert all(seat.bot for seat in table.seats[1:]) and table.status == WAITING
+        table = await anna.ready(table.table_id)
+        assert table.status == PLAYING
+        async with grpc.aio.insecure_channel(stack[service]) as channel:
+            if service == "arbiter":
+                reply = await arbiter_pb2_grpc.ArbiterServiceStub(channel).GetView(
+                    arbiter_pb2.ArbiterServiceGetViewRequest(table_id=table.table_id), metadata=anna.auth)
+            else:
+                reply = await engine_pb2_grpc.EngineServiceStub(channel).GetView(
+                    engine_pb2.GetViewRequest(table_id=table.table_id), metadata=anna.auth)
+        assert reply.update.seat == 0 and json.loads(reply.update.view_json)
