@@ -5,7 +5,7 @@ from __future__ import annotations
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.lobby.catalog import GAME_ENUMS, options_proto
-from services.lobby.model import LobbyTable, Status
+from services.lobby.model import NO_SEAT, LobbyTable, Status
 from shared.api.stammtisch.v1 import lobby_pb2
 
 _STATUS = {
@@ -13,8 +13,6 @@ _STATUS = {
     Status.PLAYING: lobby_pb2.TABLE_STATUS_PLAYING,
     Status.BETWEEN_GAMES: lobby_pb2.TABLE_STATUS_BETWEEN_GAMES,
 }
-#: Seat number of a waiting newcomer without a wish.
-NO_SEAT = -1
 
 
 def table_proto(table: LobbyTable) -> lobby_pb2.Table:

@@ -16,6 +16,8 @@ from shared.rpc.errors import invalid, precondition
 
 #: The bot that stands in for a player who leaves a running game.
 STAND_IN_LEVEL = "heuristic"
+#: The seat number that means "no seat" (spectators, newcomers without a wish or not seated yet).
+NO_SEAT = -1
 
 
 class Status(StrEnum):

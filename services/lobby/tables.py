@@ -22,7 +22,7 @@ from services.lobby.catalog import (
     new_game,
     turn_seconds,
 )
-from services.lobby.model import LobbyTable, Moved, SeatState, Status
+from services.lobby.model import NO_SEAT, LobbyTable, Moved, SeatState, Status
 from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository, check_table_id
 from services.lobby.series import GameSeries
@@ -39,8 +39,6 @@ DEFAULT_LIST = 50
 MAX_LIST = 200
 #: A plan is made again at most this often when games start or end under it.
 MAX_PLANS = 5
-#: The seat number that means "no seat" (spectators, newcomers waiting for the next game).
-NO_SEAT = -1
 
 
 def check_chat(text: str) -> str:
