@@ -31,6 +31,7 @@ from shared.tables.clocks import ClockWorker, deadline_policy
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
+from shared.tasks import not_cancelled
 
 MAX_ACTION_ID = 64
 SPECTATOR = -1
@@ -240,7 +241,7 @@ class PlayService(Service):
 
     async def _count_live_tables(self, interval: float = 5.0) -> None:
         """Report running games per game (the same global count from every replica)."""
-        while True:
+        while not_cancelled():
             for game in self.games:
                 LIVE_TABLES.labels(game).set(await self.play.store.live_tables(game))
             await asyncio.sleep(interval)

@@ -18,6 +18,7 @@ from shared.metrics import RESULTS_PUBLISHED
 from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
 from shared.tables.store import RESULT_EVENTS, TableStore
+from shared.tasks import not_cancelled
 
 log = get_logger("announce")
 
@@ -71,7 +72,7 @@ class Announcer:
 
     async def relay_forever(self, interval: float = 1.0) -> None:
         """Re-publish results whose publisher died before JetStream acknowledged them."""
-        while True:
+        while not_cancelled():
             await asyncio.sleep(interval)
             try:
                 await self.relay_once()

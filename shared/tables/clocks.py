@@ -19,6 +19,7 @@ from shared.logs import get_logger
 from shared.metrics import TURN_CLOCK_EXPIRIES
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, DeadlinePolicy, NothingToDo, TableStore
+from shared.tasks import not_cancelled
 
 log = get_logger("clocks")
 
@@ -104,8 +105,7 @@ class ClockWorker:
 
     async def run_forever(self) -> None:
         """Fire due deadlines until cancelled."""
-        task = asyncio.current_task()
-        while task is None or not task.cancelling():  # a cancellation Redis swallowed still ends it
+        while not_cancelled():
             try:
                 fired = await self.run_once()
             except Exception:
