@@ -70,6 +70,12 @@ def _bench(_args: argparse.Namespace) -> int:
     return bench_main()
 
 
+def _loadtest(args: argparse.Namespace) -> int:
+    from services.perf.loadtest import main as loadtest_main
+
+    return loadtest_main(args.game, args.tables, args.seconds)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands; each imports its implementation lazily to start fast."""
     parser = argparse.ArgumentParser(prog="stammtisch", description=__doc__)
@@ -118,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="engine, bare-cost and arbiter benchmarks; prints figures")
     bench.set_defaults(func=_bench)
+
+    load = sub.add_parser("loadtest", help="a tournament of bot clients through the full stack")
+    load.add_argument("--game", default="willi", choices=games)
+    load.add_argument("--tables", type=int, default=25)
+    load.add_argument("--seconds", type=float, default=240.0, help="time cap")
+    load.set_defaults(func=_loadtest)
 
     replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")
     replay.add_argument("file")

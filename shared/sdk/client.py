@@ -176,6 +176,22 @@ class StammtischClient:
             limit=limit), metadata=self.auth)
         return list(reply.tables)
 
+    async def quick_match(self, game: str, seats: int) -> tuple[lobby_pb2.Table, int]:
+        """Queue for a game of ``seats``; returns the table and seat once matched."""
+        stream = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
+                                       metadata=self.auth)
+        async for reply in stream:
+            if reply.HasField("table"):
+                self._games[reply.table.table_id] = game
+                return reply.table, reply.seat
+        raise RuntimeError("quick match ended without a table")
+
+    async def watch(self, table_id: str) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
+        """The table's seating, readiness, chat and game start/finish, live."""
+        async for reply in self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id),
+                                                 metadata=self.auth):
+            yield reply
+
     async def chat(self, table_id: str, text: str) -> None:
         """Say something at the table."""
         await self.lobby.SendChat(lobby_pb2.SendChatRequest(table_id=table_id, text=text),
