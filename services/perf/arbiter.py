@@ -71,9 +71,9 @@ class BotSeat:
     # -- what the seat knows -------------------------------------------------------------
 
     def _take(self, update: Update) -> None:
+        """Keep the newest update, whether it came from the stream or a reply."""
         if self.latest is None or update.seq > self.latest.seq:
             self.latest = update
-            self._changed.set()
 
     def _done(self, until: float) -> bool:
         over = self.latest is not None and bool(self.latest.view.get("over"))
@@ -93,7 +93,7 @@ class BotSeat:
                     self.arrivals.setdefault(update.seq, time.perf_counter())
                     self.seen.append(update.seq)
                     self._take(update)
-                    self._changed.set()  # also wakes caught_up() for a seq the reply brought first
+                    self._changed.set()
                     count += 1
                     if self.resume_every and count >= self.resume_every:
                         break
@@ -148,7 +148,7 @@ async def play_table(seats: Sequence[BotSeat], seconds: float = 600.0) -> None:
     followers = [asyncio.create_task(seat.follow()) for seat in seats]
     try:
         await asyncio.gather(*(seat.act_until_done(time.perf_counter() + seconds) for seat in seats))
-        newest = max(seat.latest.seq for seat in seats if seat.latest is not None)
+        newest = max((seat.latest.seq for seat in seats if seat.latest is not None), default=0)
         await asyncio.gather(*(seat.caught_up(newest) for seat in seats))
     finally:
         for task in followers:
@@ -180,11 +180,15 @@ class TablesRun:
     answer: Samples
     others: Samples
 
+    @property
+    def rate(self) -> float:
+        """Applied actions per second of the step."""
+        return self.applied / self.seconds if self.seconds else 0.0
+
     def lines(self) -> list[str]:
         """The step's figures, ready to print."""
-        rate = self.applied / self.seconds if self.seconds else 0.0
-        return [f"  {self.tables:>3} tables x {SEATS} bot clients: {self.applied} actions applied, "
-                f"{self.refused} refused (lost races), {self.seconds:.1f} s  ->  {rate:,.0f} actions/s",
+        return [f"  {self.applied} actions applied, {self.refused} refused (lost races), "
+                f"{self.seconds:.1f} s  ->  {self.rate:,.0f} actions/s",
                 self.answer.line(), self.others.line()]
 
 
@@ -209,16 +213,21 @@ def measure(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> Tabl
 
 
 @contextlib.asynccontextmanager
-async def seated_tables(endpoints: Endpoints, tables: int,
-                        actions_per_seat: int) -> AsyncIterator[list[list[BotSeat]]]:
-    """``tables`` lobby tables of 4 logged-in bot clients each, capped in calls, ready to play."""
+async def seated_tables(endpoints: Endpoints, tables: int, actions_per_seat: int,
+                        acting: int = SEATS) -> AsyncIterator[list[list[BotSeat]]]:
+    """``tables`` lobby tables of 4 logged-in bot clients each, ready to play.
+
+    The first ``acting`` seats of a table act (up to ``actions_per_seat`` calls);
+    the others only follow their streams.
+    """
     clients = [StammtischClient(endpoints) for _ in range(tables * SEATS)]
     try:
         await asyncio.gather(*(client.login(f"bench{index}") for index, client in enumerate(clients)))
         groups = [clients[index:index + SEATS] for index in range(0, len(clients), SEATS)]
         table_ids = await asyncio.gather(*(seat_players(group) for group in groups))
         yield [[BotSeat(client, table_id, seat, random.Random(f"{table_id}:{seat}"),
-                        max_actions=actions_per_seat) for seat, client in enumerate(group)]
+                        max_actions=actions_per_seat if seat < acting else 0)
+                for seat, client in enumerate(group)]
                for group, table_id in zip(groups, table_ids, strict=True)]
     finally:
         await asyncio.gather(*(client.close() for client in clients))

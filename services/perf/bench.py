@@ -19,21 +19,30 @@ from pathlib import Path
 from services.launch import LaunchedStack, launched_stack
 from services.perf import bare, engines
 from services.perf.arbiter import SEATS, TablesRun, play_tables, seated_tables
+from services.perf.stats import Samples
 from shared.localinfra import local_servers
 from shared.sdk.client import Endpoints
 
 
 @dataclass(frozen=True)
 class Step:
-    """Tables at once, calls per seat and a time cap for one arbiter step."""
+    """Tables at once, calls per acting seat and a time cap for one arbiter step."""
 
     tables: int
     actions_per_seat: int
     seconds: float
+    #: Seats per table that act (the others only follow): 1 shows an action's cost without queueing.
+    acting: int = SEATS
+
+    @property
+    def name(self) -> str:
+        """How the step is called in the output."""
+        tables = f"{self.tables} table{'s' if self.tables > 1 else ''}"
+        return tables if self.acting == SEATS else f"{tables}, {self.acting} seat acting"
 
 
 #: Bounded in calls and time: the 100-table step takes well under two minutes on 2 cores.
-STEPS = (Step(1, 200, 30.0), Step(10, 60, 45.0), Step(100, 15, 90.0))
+STEPS = (Step(1, 200, 30.0, acting=1), Step(1, 200, 30.0), Step(10, 60, 45.0), Step(100, 15, 90.0))
 BARE_CALLS = 2000
 ENGINE_SECONDS = 2.0
 #: The stack for the arbiter steps: rate limits out of the way, quiet logs (a full stderr pipe
@@ -47,13 +56,20 @@ def say(line: str = "") -> None:
     print(line, flush=True)
 
 
-async def bare_costs(endpoints: dict[str, str], redis_url: str, nats_url: str) -> None:
+def ms(samples: Samples) -> str:
+    """'p50 / p99 ms' of some samples."""
+    return f"{samples.quantile(0.5) * 1e3:7.2f} / {samples.quantile(0.99) * 1e3:7.2f} ms"
+
+
+async def bare_costs(endpoints: dict[str, str], redis_url: str, nats_url: str) -> list[Samples]:
     """The parts without any Stammtisch logic, against the same servers."""
     say(f"Bare costs (same machine, same run; {BARE_CALLS} calls each)")
-    for samples in (await bare.grpc_empty_call(endpoints["arbiter"], BARE_CALLS),
-                    await bare.redis_round_trip(redis_url, BARE_CALLS),
-                    await bare.nats_publish(nats_url, BARE_CALLS)):
+    measured = [await bare.grpc_empty_call(endpoints["arbiter"], BARE_CALLS),
+                await bare.redis_round_trip(redis_url, BARE_CALLS),
+                await bare.nats_publish(nats_url, BARE_CALLS)]
+    for samples in measured:
         say(samples.line())
+    return measured
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -74,34 +90,46 @@ def cpu_line(who: str, seconds: float | None, run: TablesRun) -> str:
             f"{per_action:5.2f} ms per applied action")
 
 
-async def arbiter_steps(stack: LaunchedStack, steps: Sequence[Step]) -> None:
-    """Each step: fresh tables through the lobby, then every seat plays as fast as it can."""
-    say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
-        "(clients in this process, all four services in the child)")
+async def arbiter_step(stack: LaunchedStack, step: Step) -> TablesRun:
+    """Fresh tables through the lobby, then every acting seat plays as fast as it can."""
     endpoints = stack.endpoints
     targets = Endpoints(endpoints["lobby"], endpoints["engine"], endpoints["arbiter"],
                         endpoints["scoring"])
-    for step in steps:
-        say(f" step: {step.tables} concurrent tables, at most {step.actions_per_seat} calls per seat "
-            f"or {step.seconds:.0f} s")
-        async with seated_tables(targets, step.tables, step.actions_per_seat) as tables:
-            server_before, client_before = cpu_seconds(stack.process.pid), time.process_time()
-            run = await play_tables(tables, step.seconds)
-            server_after, client = cpu_seconds(stack.process.pid), time.process_time() - client_before
-        for line in run.lines():
-            say(line)
-        server = None if server_before is None or server_after is None else server_after - server_before
-        say(cpu_line("server process (stammtisch up)", server, run))
-        say(cpu_line("bot clients (this process)", client, run))
+    say(f" step: {step.name} ({step.tables * SEATS} clients), at most {step.actions_per_seat} calls "
+        f"per acting seat or {step.seconds:.0f} s")
+    async with seated_tables(targets, step.tables, step.actions_per_seat, step.acting) as tables:
+        server_before, client_before = cpu_seconds(stack.process.pid), time.process_time()
+        run = await play_tables(tables, step.seconds)
+        server_after, client = cpu_seconds(stack.process.pid), time.process_time() - client_before
+    for line in run.lines():
+        say(line)
+    server = None if server_before is None or server_after is None else server_after - server_before
+    say(cpu_line("server process (stammtisch up)", server, run))
+    say(cpu_line("bot clients (this process)", client, run))
+    return run
+
+
+def summary(bare_samples: Sequence[Samples], runs: Sequence[tuple[Step, TablesRun]]) -> None:
+    """The service figures next to the bare costs, one line each."""
+    say(f"Summary (p50 / p99){'':<29}{'actions/s':>10}   {'action -> answer':<24}"
+        "action -> other players' event")
+    for samples in bare_samples:
+        say(f"  bare: {samples.name:<40}{'':>10}   {ms(samples)}")
+    for step, run in runs:
+        say(f"  arbiter, {step.name:<37}{run.rate:>10,.0f}   {ms(run.answer):<24}{ms(run.others)}")
 
 
 async def service_figures(redis_url: str, nats_url: str, data_dir: Path) -> None:
     """Start the stack as a child process and measure through it."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
     with launched_stack(env, data_dir / "stack") as stack:
-        await bare_costs(stack.endpoints, redis_url, nats_url)
+        bare_samples = await bare_costs(stack.endpoints, redis_url, nats_url)
         say()
-        await arbiter_steps(stack, STEPS)
+        say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
+            "(clients in this process, all four services in the child)")
+        runs = [(step, await arbiter_step(stack, step)) for step in STEPS]
+    say()
+    summary(bare_samples, runs)
 
 
 def main() -> int:

@@ -37,10 +37,10 @@ class TimedClient(StammtischClient):
         self.samples = samples
 
     async def act(self, table_id: str, action: Mapping[str, Any], action_id: str | None = None,
-                  attempts: int = 5) -> Update:
+                  attempts: int = 5, round_no: int | None = None) -> Update:
         started = time.perf_counter()
         try:
-            return await super().act(table_id, action, action_id, attempts)
+            return await super().act(table_id, action, action_id, attempts, round_no)
         finally:
             self.samples.add(time.perf_counter() - started)
 
