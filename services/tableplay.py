@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import grpc
+import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.base import Service
@@ -29,7 +30,7 @@ from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import ClockWorker, deadline_policy
 from shared.tables.feed import TableFeeds
-from shared.tables.records import CommitRecord
+from shared.tables.records import CommitRecord, check_table_id
 from shared.tables.store import Change, TableStore
 from shared.tasks import not_cancelled
 
@@ -54,6 +55,11 @@ def action_from_proto(action: common_pb2.Action) -> dict[str, Any]:
     if action.picks:
         result["picks"] = {str(seat): index for seat, index in action.picks.items()}
     return result
+
+
+def _bind(table_id: str) -> None:
+    """Check the table id and tag the request's log lines with it."""
+    structlog.contextvars.bind_contextvars(table_id=check_table_id(table_id))
 
 
 def _timestamp(at: float) -> Timestamp:
@@ -147,6 +153,7 @@ class TablePlay:
         ``guard`` sees the head the action would be applied to, inside the
         atomic commit, and may refuse it before the rules do.
         """
+        _bind(table_id)
         if not 1 <= len(action_id) <= MAX_ACTION_ID:
             raise invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
         action = action_from_proto(action_pb)
@@ -201,6 +208,7 @@ class TablePlay:
 
     async def view(self, who: Identity, table_id: str) -> common_pb2.TableUpdate:
         """The caller's view of the newest commit."""
+        _bind(table_id)
         record = await self.store.head(table_id)
         self._check_game(record)
         return self.update_for(record, self._seat(record, who))
@@ -208,6 +216,7 @@ class TablePlay:
     async def subscribe(self, who: Identity, table_id: str,
                         after_seq: int) -> AsyncIterator[common_pb2.TableUpdate]:
         """Commits after ``after_seq`` as the caller sees them: the log, then live."""
+        _bind(table_id)
         if after_seq < 0:
             raise invalid("after_seq must be >= 0")
         head = await self.store.head(table_id)

@@ -11,13 +11,13 @@ listing skips and prunes ids whose document is gone.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import TypeVar
 
 from services.lobby.model import LobbyTable, Status
-from shared.rpc.errors import invalid, not_found, unavailable
+from shared.rpc.errors import not_found, unavailable
 from shared.runtime import Runtime
+from shared.tables.records import check_table_id
 
 T = TypeVar("T")
 
@@ -29,7 +29,6 @@ MAX_SCAN = 2000
 _PAGE = 100
 ALL_GAMES = "all"
 #: Table ids are also NATS subject tokens: no dots, wildcards or spaces.
-_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 _SAVE = """
 -- KEYS: doc; ARGV: expected version, document ('' deletes), ttl_ms
@@ -43,13 +42,6 @@ redis.call('HSET', KEYS[1], 'v', cur + 1, 'doc', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 """
-
-
-def check_table_id(table_id: str) -> str:
-    """A well-formed table id, else INVALID_ARGUMENT."""
-    if not _TABLE_ID.fullmatch(table_id):
-        raise invalid("table_id is required: 1 to 64 letters, digits, '-' or '_'")
-    return table_id
 
 
 class TableRepository:

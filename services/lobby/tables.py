@@ -24,13 +24,14 @@ from services.lobby.catalog import (
 )
 from services.lobby.model import NO_SEAT, LobbyTable, Moved, SeatState, Status
 from services.lobby.news import TableNews
-from services.lobby.repository import TableRepository, check_table_id
+from services.lobby.repository import TableRepository
 from services.lobby.series import GameSeries
 from shared.api.stammtisch.v1 import common_pb2
 from shared.logs import get_logger
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition, unavailable
 from shared.runtime import Runtime
+from shared.tables.records import check_table_id
 
 log = get_logger("lobby.tables")
 

@@ -1,0 +1,121 @@
+"""Bad input on every engine and arbiter RPC gets a clear status, never INTERNAL."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import grpc
+import pytest
+
+from shared.api.stammtisch.v1 import (
+    arbiter_pb2,
+    arbiter_pb2_grpc,
+    common_pb2,
+    engine_pb2,
+    engine_pb2_grpc,
+)
+from shared.config import Settings
+from shared.rpc.errors import rule_code_name, rule_violation_of
+from shared.sdk.client import Endpoints, StammtischClient
+
+pytestmark = pytest.mark.integration
+Code = grpc.StatusCode
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return dataclasses.replace(settings, bot_delay_seconds=60.0)
+
+
+async def _tables(stack: dict[str, str]) -> tuple[StammtischClient, str, str]:
+    """A player seated at a running Willi table and at a running Wie Waldi table."""
+    client = StammtischClient(Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"]))
+    await client.login("tester")
+    tables = []
+    for game, seats in (("willi", 4), ("wie-waldi", 2)):
+        table = await client.create_table(game, seats, join=True)
+        for _ in range(seats - 1):
+            await client.add_bot(table.table_id)
+        await client.ready(table.table_id)
+        tables.append(table.table_id)
+    return client, tables[0], tables[1]
+
+
+async def _status(call: object) -> tuple[Code, str, str | None]:
+    try:
+        await call  # type: ignore[misc]
+    except grpc.aio.AioRpcError as err:
+        violation = rule_violation_of(err)
+        return err.code(), err.details() or "", rule_code_name(violation) if violation else None
+    raise AssertionError("the call succeeded")
+
+
+async def test_engine_act_refuses_bad_input_with_clear_codes(stack: dict[str, str]) -> None:
+    client, willi, waldi = await _tables(stack)
+    engine, auth = client.engine, client.auth
+
+    ids = iter(range(1000))
+
+    def act(table: str, action: common_pb2.Action, action_id: str | None = None) -> object:
+        action_id = f"a{next(ids)}" if action_id is None else action_id
+        return engine.Act(engine_pb2.ActRequest(table_id=table, action_id=action_id, action=action),
+                          metadata=auth)
+
+    cases = [
+        (act("no-such-table", common_pb2.Action(type="pass")), Code.NOT_FOUND, None),
+        (act("", common_pb2.Action(type="pass")), Code.INVALID_ARGUMENT, None),
+        (act("bad id!", common_pb2.Action(type="pass")), Code.INVALID_ARGUMENT, None),
+        (act(willi, common_pb2.Action(type="pass"), action_id=""), Code.INVALID_ARGUMENT, None),
+        (act(willi, common_pb2.Action(type="pass"), action_id="x" * 65), Code.INVALID_ARGUMENT, None),
+        (act(willi, common_pb2.Action()), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
+        (act(willi, common_pb2.Action(type="fly")), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
+        (act(willi, common_pb2.Action(type="discard")), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
+        (act(willi, common_pb2.Action(type="discard", card="R1", pile=2)), Code.INVALID_ARGUMENT,
+         "INVALID_ACTION"),
+        (act(willi, common_pb2.Action(type="discard", card="Q99")), Code.INVALID_ARGUMENT,
+         "INVALID_ACTION"),
+        (act(willi, common_pb2.Action(type="play", card="R1")), Code.FAILED_PRECONDITION, "WRONG_PHASE"),
+        (act(waldi, common_pb2.Action(type="draw", pile=0)), Code.FAILED_PRECONDITION, None),
+        (act(willi, common_pb2.Action(type="chat", text="x" * 100_000)), Code.RESOURCE_EXHAUSTED, None),
+    ]
+    try:
+        for call, code, rule in cases:
+            got, details, got_rule = await _status(call)
+            assert (got, got_rule) == (code, rule), details
+            assert details
+        missing = engine.GetView(engine_pb2.GetViewRequest(table_id=willi))
+        assert (await _status(missing))[0] == Code.UNAUTHENTICATED
+    finally:
+        await client.close()
+
+
+async def test_views_and_streams_refuse_bad_input(stack: dict[str, str]) -> None:
+    client, willi, waldi = await _tables(stack)
+    auth = client.auth
+    arbiter = arbiter_pb2_grpc.ArbiterServiceStub(client._channels["arbiter"])
+    engine = engine_pb2_grpc.EngineServiceStub(client._channels["engine"])
+
+    async def first(stream: object) -> None:
+        async for _ in stream:  # type: ignore[attr-defined]
+            return
+
+    cases = [
+        (engine.GetView(engine_pb2.GetViewRequest(table_id="nope"), metadata=auth), Code.NOT_FOUND),
+        (engine.GetView(engine_pb2.GetViewRequest(table_id=waldi), metadata=auth),
+         Code.FAILED_PRECONDITION),
+        (arbiter.GetView(arbiter_pb2.ArbiterServiceGetViewRequest(table_id=willi), metadata=auth),
+         Code.FAILED_PRECONDITION),
+        (first(engine.Subscribe(engine_pb2.SubscribeRequest(table_id=willi, after_seq=-1),
+                                metadata=auth)), Code.INVALID_ARGUMENT),
+        (first(engine.Subscribe(engine_pb2.SubscribeRequest(table_id="nope"), metadata=auth)),
+         Code.NOT_FOUND),
+        (first(arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(table_id=""),
+                                 metadata=auth)), Code.INVALID_ARGUMENT),
+        (first(engine.Subscribe(engine_pb2.SubscribeRequest(table_id=willi))), Code.UNAUTHENTICATED),
+    ]
+    try:
+        for call, code in cases:
+            got, details, _ = await _status(call)
+            assert got == code, details
+    finally:
+        await client.close()
