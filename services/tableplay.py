@@ -79,6 +79,10 @@ class TableTurns:
     def __init__(self) -> None:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
+    def __len__(self) -> int:
+        """Tables somebody holds or waits for right now."""
+        return len(self._locks)
+
     @contextlib.asynccontextmanager
     async def turn(self, table_id: str) -> AsyncIterator[None]:
         """Hold the table's lock for the block (waiters go in arrival order)."""

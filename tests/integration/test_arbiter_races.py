@@ -24,6 +24,7 @@ from test_arbiter_support import (
     until,
 )
 
+from services.tableplay import TableTurns
 from shared.api.stammtisch.v1 import arbiter_pb2
 from shared.config import Settings
 from shared.games.waldi.bots import HeuristicBot
@@ -228,3 +229,16 @@ async def test_bad_requests_get_clear_statuses(stack: dict[str, str], arbiters: 
         assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     finally:
         await close_all([*clients, stranger])
+
+
+async def test_a_replica_lets_one_table_commit_in_arrival_order_and_forgets_idle_tables() -> None:
+    turns, order = TableTurns(), []
+
+    async def take(name: str) -> None:
+        async with turns.turn("t1"):
+            await asyncio.sleep(0.01)
+            order.append(name)
+
+    await asyncio.gather(*(take(str(i)) for i in range(5)))
+    assert order == ["0", "1", "2", "3", "4"]
+    assert len(turns) == 0
