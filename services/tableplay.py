@@ -36,6 +36,8 @@ from shared.tasks import not_cancelled
 
 MAX_ACTION_ID = 64
 SPECTATOR = -1
+#: The seat of a deadline that is the whole table's (a round time limit).
+WHOLE_TABLE = -1
 _SCALARS = ("card", "tricks", "suit", "text", "pile", "dog", "at", "tray", "give", "take")
 
 #: A service's own check of the head an action is about to be applied to (raises RuleError).
@@ -134,8 +136,9 @@ class TablePlay:
             events=[common_pb2.Event(type=str(e.get("type", "")), data_json=json.dumps(e))
                     for e in record.events],
             view_json=json.dumps(view), committed_at=_timestamp(record.at),
-            deadlines=[common_pb2.Deadline(seat=int(k), expires_at=_timestamp(at))
-                       for k, at in sorted(record.deadlines.items()) if k.isdigit()],
+            deadlines=[common_pb2.Deadline(seat=int(k) if k.isdigit() else WHOLE_TABLE,
+                                           expires_at=_timestamp(at))
+                       for k, at in sorted(record.deadlines.items())],
             seat=SPECTATOR if seat is None else seat)
 
     # -- who is asking --------------------------------------------------------------

@@ -194,6 +194,10 @@ async def test_the_round_time_limit_ends_each_round_once_across_replicas(
         assert first.actor is None
         assert [e["type"] for e in first.events] == ["time_up", "round_over", "round_started"]
         assert first.events[1]["end"] == "time_up"
+        # Every update tells when the running round's time is up (seat -1: the whole table).
+        by_seq = {u.seq: u for u in seen}
+        assert by_seq[1].deadlines == {-1: pytest.approx(log[0].at + 0.3, abs=1e-3)}
+        assert by_seq[first.seq].deadlines == {-1: pytest.approx(first.at + 0.3, abs=1e-3)}
         assert all(card_places(r.state) == full_deck() for r in log)
     finally:
         await close_all(clients)

@@ -202,7 +202,10 @@ Global___Event: _TypeAlias = Event  # noqa: Y015
 
 @_typing.final
 class Deadline(_message.Message):
-    """A decision a seat owes, and when the server will answer it by default."""
+    """A decision a seat owes, and when the server will answer it by default.
+    Seat -1 is a deadline of the whole table: Wie Waldi's round time limit
+    (`round_seconds`), when the server ends the round.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
