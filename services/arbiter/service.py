@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import grpc
-import structlog
 
 from services.base import Service
 from services.tableplay import Guard, PlayService, TablePlay
@@ -24,15 +23,6 @@ from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
 
 GAMES = frozenset({"wie-waldi"})
-MAX_TABLE_ID = 64
-
-
-def table_of(table_id: str) -> str:
-    """A well-formed table id, bound to every log line of the call."""
-    if not 1 <= len(table_id) <= MAX_TABLE_ID:
-        raise invalid(f"table_id must be 1 to {MAX_TABLE_ID} characters")
-    structlog.contextvars.bind_contextvars(table_id=table_id)
-    return table_id
 
 
 def same_round(round_no: int) -> Guard:
@@ -57,20 +47,19 @@ class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
     async def Act(self, request: arbiter_pb2.ArbiterServiceActRequest,
                   context: grpc.aio.ServicerContext) -> arbiter_pb2.ArbiterServiceActResponse:
         guard = same_round(request.round) if request.HasField("round") else None
-        update = await self.play.act(caller(), table_of(request.table_id), request.action_id,
-                                     request.action, guard)
+        update = await self.play.act(caller(), request.table_id, request.action_id, request.action,
+                                     guard)
         return arbiter_pb2.ArbiterServiceActResponse(update=update)
 
     async def GetView(self, request: arbiter_pb2.ArbiterServiceGetViewRequest,
                       context: grpc.aio.ServicerContext) -> arbiter_pb2.ArbiterServiceGetViewResponse:
-        update = await self.play.view(caller(), table_of(request.table_id))
+        update = await self.play.view(caller(), request.table_id)
         return arbiter_pb2.ArbiterServiceGetViewResponse(update=update)
 
     async def Subscribe(self, request: arbiter_pb2.ArbiterServiceSubscribeRequest,  # type: ignore[override]
                         context: grpc.aio.ServicerContext,
                         ) -> AsyncIterator[arbiter_pb2.ArbiterServiceSubscribeResponse]:
-        table_id = table_of(request.table_id)
-        async for update in self.play.subscribe(caller(), table_id, request.after_seq):
+        async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
             yield arbiter_pb2.ArbiterServiceSubscribeResponse(update=update)
 
 
