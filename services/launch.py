@@ -25,20 +25,21 @@ _ENDPOINT = re.compile(r"\s+(\w+)\s+(?:grpc|http|redis|nats)://(\S+)")
 
 @dataclass
 class LaunchedStack:
-    """A running `stammtisch up`: its process and what it printed about itself."""
+    """A running `stammtisch up`: its process, what it printed about itself, and its log file."""
 
     process: subprocess.Popen[str]
     endpoints: dict[str, str]
+    log_path: Path
 
     def stop(self, timeout: float = 30.0) -> str:
-        """SIGTERM, wait, and return what it logged (stderr)."""
+        """SIGTERM, wait, and return what it logged (its stderr, kept in a file so it never blocks)."""
         self.process.send_signal(signal.SIGTERM)
         try:
-            _out, err = self.process.communicate(timeout=timeout)
+            self.process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            _out, err = self.process.communicate()
-        return err
+            self.process.communicate()
+        return self.log_path.read_text()
 
 
 def stack_env(overrides: Mapping[str, str], data_dir: Path) -> dict[str, str]:
@@ -52,8 +53,11 @@ def stack_env(overrides: Mapping[str, str], data_dir: Path) -> dict[str, str]:
 
 def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 60.0) -> LaunchedStack:
     """Launch and wait for the 'Press Ctrl-C' line; endpoints by name (lobby, metrics, redis...)."""
-    process = subprocess.Popen([STAMMTISCH, "up"], env=stack_env(overrides, data_dir),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log_path = data_dir / "stack.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen([STAMMTISCH, "up"], env=stack_env(overrides, data_dir),
+                                   stdout=subprocess.PIPE, stderr=log, text=True)
     endpoints: dict[str, str] = {}
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
@@ -65,10 +69,10 @@ def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 6
         if found:
             endpoints[found.group(1)] = found.group(2)
         if line.startswith("Press Ctrl-C"):
-            return LaunchedStack(process, endpoints)
+            return LaunchedStack(process, endpoints, log_path)
     process.kill()
-    _out, err = process.communicate()
-    raise RuntimeError(f"the stack did not come up: {err[-2000:]}")
+    process.communicate()
+    raise RuntimeError(f"the stack did not come up: {log_path.read_text()[-2000:]}")
 
 
 @contextlib.contextmanager

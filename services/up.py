@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+import uvloop
 
 from services.runner import running_services, stop_on_signals
 from shared.config import DEV_TOKEN_SECRET, Settings
@@ -70,12 +71,12 @@ def _prepare(settings: Settings) -> None:
 
 
 def up(names: Sequence[str]) -> int:
-    """The whole stack in one process, with Redis and NATS started if needed."""
+    """The whole stack in one process, with Redis and NATS started if needed (on uvloop)."""
     settings = Settings.from_env()
     _prepare(settings)
     data_dir = Path(os.environ.get("STAMMTISCH_DATA_DIR", ".var")).resolve()
     with ensure_infra(settings, data_dir) as ready:
-        asyncio.run(serve_until_stopped(ready, names, announce=True))
+        uvloop.run(serve_until_stopped(ready, names, announce=True))
     return 0
 
 
@@ -83,5 +84,5 @@ def serve(names: Sequence[str]) -> int:
     """Named services against the configured Redis and NATS (containers, Kubernetes)."""
     settings = Settings.from_env()
     _prepare(settings)
-    asyncio.run(serve_until_stopped(settings, names))
+    uvloop.run(serve_until_stopped(settings, names))
     return 0

@@ -30,6 +30,12 @@ log = get_logger("rpc")
 PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login")
 
 
+#: Statuses worth an operator's attention; the rest (refused moves included) are routine.
+_LEVELS = {"INTERNAL": log.error, "UNKNOWN": log.error, "DATA_LOSS": log.error,
+           "UNAVAILABLE": log.warning, "RESOURCE_EXHAUSTED": log.warning,
+           "DEADLINE_EXCEEDED": log.warning, "UNAUTHENTICATED": log.warning}
+
+
 class RateLimiter:
     """A token bucket per player: ``rate`` calls per second, bursts up to ``burst``."""
 
@@ -116,8 +122,7 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         name = code.name if isinstance(code, grpc.StatusCode) else str(code)
         elapsed = time.perf_counter() - started
         RPC_LATENCY.labels(self.service, method.rsplit("/", 1)[-1], name).observe(elapsed)
-        level = log.info if name in ("OK", "CANCELLED") else log.warning
-        level("rpc", code=name, ms=round(elapsed * 1000, 2))
+        _LEVELS.get(name, log.info)("rpc", code=name, ms=round(elapsed * 1000, 2))
 
     def _wrap_unary(self, behavior: Callable[..., Any], method: str, metadata: tuple[Any, ...],
                     public: bool) -> Callable[..., Awaitable[Any]]:

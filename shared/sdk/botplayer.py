@@ -36,7 +36,8 @@ async def play_seat(client: StammtischClient, table_id: str, bot: Bot, rng: rand
                 if think_seconds:
                     await asyncio.sleep(think_seconds)
                 try:
-                    current = await client.act(table_id, bot.choose(current.view, rng))
+                    current = await client.act(table_id, bot.choose(current.view, rng),
+                                               round_no=current.view.get("round"))
                 except RefusedAction:
                     refused_at = current.seq
                     current = await client.view(table_id)

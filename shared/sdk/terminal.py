@@ -54,7 +54,10 @@ async def play_game(client: StammtischClient, table_id: str, out: object = sys.s
             if current.view.get("legal"):
                 action = await _choose(current)
                 try:
-                    current = await client.act(table_id, action) if action else await client.view(table_id)
+                    if action:
+                        current = await client.act(table_id, action, round_no=current.view.get("round"))
+                    else:
+                        current = await client.view(table_id)
                 except RefusedAction as refused:
                     print(f"  refused: {refused.code}: {refused.message}")
                     current = await client.view(table_id)
