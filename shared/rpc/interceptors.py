@@ -9,6 +9,7 @@ and measure the outcome.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import time
 import uuid
@@ -124,47 +125,41 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         RPC_LATENCY.labels(self.service, method.rsplit("/", 1)[-1], name).observe(elapsed)
         _LEVELS.get(name, log.info)("rpc", code=name, ms=round(elapsed * 1000, 2))
 
+    @contextlib.asynccontextmanager
+    async def _call(self, method: str, metadata: tuple[Any, ...], public: bool,
+                    context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
+        """One call's scope: begin it, turn failures into statuses, then log and measure it."""
+        started = time.perf_counter()
+        status = grpc.StatusCode.OK
+        try:
+            self._begin(method, metadata, public)
+            yield
+        except asyncio.CancelledError:
+            status = grpc.StatusCode.CANCELLED
+            raise
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+            status = grpc.StatusCode.UNKNOWN
+            await self._fail(context, exc)
+        finally:
+            self._finish(method, context, started, status)
+
     def _wrap_unary(self, behavior: Callable[..., Any], method: str, metadata: tuple[Any, ...],
                     public: bool) -> Callable[..., Awaitable[Any]]:
         async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            started = time.perf_counter()
-            status = grpc.StatusCode.OK
-            try:
-                self._begin(method, metadata, public)
+            async with self._call(method, metadata, public, context):
                 return await behavior(request, context)
-            except asyncio.CancelledError:
-                status = grpc.StatusCode.CANCELLED
-                raise
-            except grpc.aio.AbortError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a status
-                status = grpc.StatusCode.UNKNOWN
-                await self._fail(context, exc)
-            finally:
-                self._finish(method, context, started, status)
         return wrapper
 
     def _wrap_stream(self, behavior: Callable[..., Any], method: str, metadata: tuple[Any, ...],
                      public: bool) -> Callable[..., AsyncIterator[Any]]:
         async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            started = time.perf_counter()
-            status = grpc.StatusCode.OK
-            try:
-                self._begin(method, metadata, public)
+            async with self._call(method, metadata, public, context):
                 result = behavior(request, context)
                 if inspect.isasyncgen(result):
                     async for item in result:
                         yield item
                 else:
                     await result
-            except asyncio.CancelledError:
-                status = grpc.StatusCode.CANCELLED
-                raise
-            except grpc.aio.AbortError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a status
-                status = grpc.StatusCode.UNKNOWN
-                await self._fail(context, exc)
-            finally:
-                self._finish(method, context, started, status)
         return wrapper
