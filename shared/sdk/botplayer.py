@@ -27,7 +27,7 @@ async def play_seat(client: StammtischClient, table_id: str, bot: Bot, rng: rand
     A refused action (a lost race, a turn clock that answered first) is not an
     error for a bot: it looks at the newest view and decides again.
     """
-    current = await client.view(table_id)
+    current = await client.wait_for_game(table_id)
     stream = newer_updates(client, table_id, current.seq)
     refused_at = -1
     try:

@@ -243,6 +243,16 @@ class StammtischClient:
                                               metadata=self.auth)
         return Update.from_proto(reply.update)
 
+    async def wait_for_game(self, table_id: str, poll_seconds: float = 0.3) -> Update:
+        """The first view once the table's game exists (the lobby starts it when all are ready)."""
+        while True:
+            try:
+                return await self.view(table_id)
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.NOT_FOUND:
+                    raise
+                await asyncio.sleep(poll_seconds)
+
     async def updates(self, table_id: str, after_seq: int = 0,
                       reconnect: bool = True) -> AsyncIterator[Update]:
         """Every update after ``after_seq``, resuming from the last one seen after a drop."""

@@ -20,17 +20,6 @@ async def _ask(prompt: str) -> str:
     return (await asyncio.to_thread(input, prompt)).strip()
 
 
-async def _wait_for_start(client: StammtischClient, table_id: str) -> Update:
-    """Poll until the table's game exists (the lobby starts it once all are ready)."""
-    while True:
-        try:
-            return await client.view(table_id)
-        except grpc.aio.AioRpcError as err:
-            if err.code() != grpc.StatusCode.NOT_FOUND:
-                raise
-            await asyncio.sleep(0.3)
-
-
 async def _choose(update: Update) -> dict | None:  # type: ignore[type-arg]
     """Ask for one of the numbered legal actions; None to refresh the view."""
     legal = update.view.get("legal", [])
@@ -45,7 +34,7 @@ async def _choose(update: Update) -> dict | None:  # type: ignore[type-arg]
 
 async def play_game(client: StammtischClient, table_id: str, out: object = sys.stdout) -> Update:
     """Show every update; whenever you have choices, ask for one and send it."""
-    current = await _wait_for_start(client, table_id)
+    current = await client.wait_for_game(table_id)
     me = current.seat
     print(render(current, me), flush=True)
     stream = newer_updates(client, table_id, current.seq)

@@ -117,7 +117,7 @@ class TableStore:
         """The newest commit of a table; NOT_FOUND when there is no game."""
         blob = await self.redis.hget(self.key(table_id, "head"), "rec")
         if blob is None:
-            raise not_found(f"table {table_id!r} has no game")
+            raise not_found(f"a game at table {table_id!r}")
         return CommitRecord.decode(blob)
 
     async def record(self, table_id: str, seq: int) -> CommitRecord:
@@ -174,7 +174,7 @@ class TableStore:
             if stored is not None:
                 return await self._answered(table_id, stored)
             if head is None and not allow_new:
-                raise not_found(f"table {table_id!r} has no game")
+                raise not_found(f"a game at table {table_id!r}")
             change = change_fn(head)
             now = time.time()
             seq = (head.seq if head else 0) + 1
