@@ -608,7 +608,10 @@ class WatchTableResponse(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     change: _builtins.str
-    """What changed: "seated", "left", "ready", "chat", "game_started", "game_finished", ..."""
+    """What changed: "snapshot" (the first message: the table as it is), "seated",
+    "waiting" (seated for the next game), "spectating", "left", "reclaimed", "ready",
+    "not_ready", "bot_added", "chat", "game_started", "game_finished", "closed" (last).
+    """
     player_id: _builtins.str
     """For chat: the sender and text."""
     text: _builtins.str
