@@ -21,6 +21,9 @@ def seat_name(seat: int | None, me: int) -> str:
 
 def describe_event(event: dict[str, Any], me: int) -> str:
     """One line per public event: its type, who, and the rest as key=value."""
+    if event.get("type") == "game_started":
+        names = ", ".join(f"{seat_name(s['seat'], me)}: {s['name']}" for s in event.get("seats", []))
+        return f"game {event.get('game_no', 1)} starts · {names}"
     parts = [str(event.get("type", "?"))]
     for key, value in event.items():
         if key == "type":
@@ -30,6 +33,11 @@ def describe_event(event: dict[str, Any], me: int) -> str:
             continue
         parts.append(f"{key}={json.dumps(value, separators=(',', ':'))}")
     return " ".join(parts)
+
+
+def describe_events(update: Update, me: int) -> list[str]:
+    """The commit's events, one line each."""
+    return ["  · " + describe_event(e, me) for e in update.events]
 
 
 def own_hand(view: dict[str, Any], me: int) -> Any:
@@ -54,7 +62,7 @@ def render(update: Update, me: int, fresh_events: bool = True) -> str:
     view = update.view
     lines = []
     if fresh_events:
-        lines += ["  · " + describe_event(e, me) for e in update.events]
+        lines += describe_events(update, me)
     waiting = ", ".join(seat_name(s, me) for s in view.get("to_act", []))
     lines.append(f"── {view.get('game', '?')} · round {view.get('round', '?')} · "
                  f"{view.get('phase', '?')} · waiting for: {waiting or 'nobody'} · seq {update.seq}")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 
 import grpc
 
 from shared.sdk.botplayer import newer_updates
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
-from shared.sdk.render import render
+from shared.sdk.render import describe_events, render
 
 #: Seats a new table gets when --seats is not given.
 DEFAULT_SEATS = {"willi": 4, "willi-stich": 4, "wie-waldi": 3, "willi-wacker": 4}
@@ -32,36 +31,40 @@ async def _choose(update: Update) -> dict | None:  # type: ignore[type-arg]
         print("  please type one of the numbers shown")
 
 
-async def play_game(client: StammtischClient, table_id: str, out: object = sys.stdout) -> Update:
-    """Show every update; whenever you have choices, ask for one and send it."""
+async def _send(client: StammtischClient, table_id: str, current: Update) -> int:
+    """Ask for a move and send it; returns the sequence number to catch up to."""
+    action = await _choose(current)
+    try:
+        if action:
+            return (await client.act(table_id, action, round_no=current.view.get("round"))).seq
+    except RefusedAction as refused:
+        print(f"  refused: {refused.code}: {refused.message}")
+    except grpc.aio.AioRpcError as err:
+        if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+            raise
+        print("  too fast: the server asks to slow down")
+        await asyncio.sleep(1.0)
+    return (await client.view(table_id)).seq
+
+
+async def play_game(client: StammtischClient, table_id: str) -> Update:
+    """Show every commit's events in order; whenever you have choices, ask for one and send it.
+
+    Everything shown comes from the update stream, so the events of other
+    seats that happened while you were thinking are never skipped.
+    """
     current = await client.wait_for_game(table_id)
     me = current.seat
     print(render(current, me), flush=True)
     stream = newer_updates(client, table_id, current.seq)
     try:
         while not current.view.get("over"):
-            if current.view.get("legal"):
-                action = await _choose(current)
-                try:
-                    if action:
-                        current = await client.act(table_id, action, round_no=current.view.get("round"))
-                    else:
-                        current = await client.view(table_id)
-                except RefusedAction as refused:
-                    print(f"  refused: {refused.code}: {refused.message}")
-                    current = await client.view(table_id)
-                except grpc.aio.AioRpcError as err:
-                    if err.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
-                        raise
-                    print("  too fast: the server asks to slow down")
-                    await asyncio.sleep(1.0)
-                    current = await client.view(table_id)
-            else:
-                newer = await anext(stream)
-                if newer.seq <= current.seq:
-                    continue  # already shown as the answer to our own action
-                current = newer
-            print(render(current, me), flush=True)
+            target = await _send(client, table_id, current) if current.view.get("legal") \
+                else current.seq + 1
+            while current.seq < target:
+                current = await anext(stream)
+                print("\n".join(describe_events(current, me)), flush=True)
+            print(render(current, me, fresh_events=False), flush=True)
     finally:
         await stream.aclose()
     return current
