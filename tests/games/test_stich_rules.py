@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_stich_support import act, call_in_turn, dealt, finish_round, refused
+from engine_checks import act, refused
+from test_stich_support import call_in_turn, dealt, finish_round
 
 from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.stich.cards import DECK

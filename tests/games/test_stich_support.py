@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import pytest
+from engine_checks import act
 
-from shared.games.errors import ErrorCode, RuleError
 from shared.games.stich.engine import WilliStich
 
 
@@ -18,19 +16,6 @@ def dealt(hands: list[list[str]], turned: str | None = "C7", round_no: int = 3,
                           {"rounds": [{"hands": hands, "turned": turned}]})
 
 
-def act(game: WilliStich, seat: int, kind: str, **fields: Any) -> list[dict[str, Any]]:
-    """Apply one action that must be accepted; return its events."""
-    return game.apply(seat, {"type": kind, **fields})
-
-
-def refused(game: WilliStich, seat: int, action: dict[str, Any], code: ErrorCode) -> str:
-    """Assert the action is refused with ``code`` and changes nothing; return the message."""
-    before = json.dumps(game.to_dict(), sort_keys=True)
-    with pytest.raises(RuleError) as caught:
-        game.apply(seat, action)
-    assert caught.value.code == code, caught.value.message
-    assert json.dumps(game.to_dict(), sort_keys=True) == before
-    return caught.value.message
 
 
 def call_in_turn(game: WilliStich, calls: dict[int, int]) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_wacker_support import act, conserved, dealt, empty_hand, kinds, refused
+from engine_checks import act, refused
+from test_wacker_support import conserved, dealt, empty_hand, kinds
 
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker

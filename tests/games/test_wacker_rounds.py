@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from test_wacker_support import act, dealt, drained, kinds, refused
+from engine_checks import act, refused
+from test_wacker_support import dealt, drained, kinds
 
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker

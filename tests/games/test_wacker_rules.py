@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from test_wacker_support import act, conserved, dealt, drained, kinds, lay_any, refused
+from engine_checks import act, refused
+from test_wacker_support import conserved, dealt, drained, kinds, lay_any
 
 from shared.games.errors import ErrorCode, SetupError
 from shared.games.wacker.cards import DECK, HAND_SIZE

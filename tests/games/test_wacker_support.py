@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
-import pytest
+from engine_checks import act
 
-from shared.games.errors import ErrorCode, RuleError
 from shared.games.wacker.cards import DECK_COUNTS
 from shared.games.wacker.engine import WilliWacker
 
@@ -21,19 +19,6 @@ def dealt(hands: list[list[str]], talon: list[str] | None = None, dealer: int | 
                            {"rounds": [{"hands": hands, "talon": talon or []}]})
 
 
-def act(game: WilliWacker, seat: int, kind: str, **fields: Any) -> list[dict[str, Any]]:
-    """Apply one action that must be accepted; return its events."""
-    return game.apply(seat, {"type": kind, **fields})
-
-
-def refused(game: WilliWacker, seat: int, action: dict[str, Any], code: ErrorCode) -> str:
-    """Assert the action is refused with ``code`` and changes nothing; return the message."""
-    before = json.dumps(game.to_dict(), sort_keys=True)
-    with pytest.raises(RuleError) as caught:
-        game.apply(seat, action)
-    assert caught.value.code == code, caught.value.message
-    assert json.dumps(game.to_dict(), sort_keys=True) == before
-    return caught.value.message
 
 
 def drained(game: WilliWacker, keep: int = 0) -> WilliWacker:

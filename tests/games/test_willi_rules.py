@@ -5,20 +5,19 @@ from __future__ import annotations
 import random
 
 import pytest
+from engine_checks import act, refused
 from test_willi_support import (
     COLOUR_DEAL,
     EXAMPLE_DEAL,
     LOW_DEAL,
     MONSTER_DEAL,
     EventScorer,
-    act,
     cards_shown,
     dealt,
     discard,
     finish_randomly,
     play_cards,
     random_step,
-    refused,
 )
 
 from shared.games.errors import ErrorCode, RuleError, SetupError

@@ -7,9 +7,8 @@ import random
 import re
 from typing import Any
 
-import pytest
+from engine_checks import act
 
-from shared.games.errors import ErrorCode, RuleError
 from shared.games.willi.engine import Willi
 
 #: The deal of the rules kit's examples (4 people; hand 3 reordered for the monster case).
@@ -42,19 +41,6 @@ def dealt(hands: list[list[str]], people: int = 4, seed: int = 0) -> Willi:
     return Willi.new(people, {}, seed, {"rounds": [{"hands": hands}]})
 
 
-def act(game: Willi, seat: int, kind: str, **fields: Any) -> list[dict[str, Any]]:
-    """Apply one action that must be accepted; return its events."""
-    return game.apply(seat, {"type": kind, **fields})
-
-
-def refused(game: Willi, seat: int, action: Any, code: ErrorCode) -> str:
-    """Assert the action is refused with ``code`` and changes nothing; return the message."""
-    before = json.dumps(game.to_dict(), sort_keys=True)
-    with pytest.raises(RuleError) as caught:
-        game.apply(seat, action)
-    assert caught.value.code == code, caught.value.message
-    assert json.dumps(game.to_dict(), sort_keys=True) == before
-    return caught.value.message
 
 
 def discard(game: Willi, *cards: str) -> list[dict[str, Any]]:
