@@ -53,9 +53,9 @@ else
 end
 if ARGV[7] == '1' then redis.call('ZADD', KEYS[5], ARGV[8], ARGV[6] .. '|' .. seq) end
 if ARGV[10] == '1' then
-  redis.call('SREM', KEYS[6], ARGV[6])
+  redis.call('ZREM', KEYS[6], ARGV[6])
 else
-  redis.call('SADD', KEYS[6], ARGV[6])
+  redis.call('ZADD', KEYS[6], ARGV[8], ARGV[6])
 end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[9]) end
 return {'ok', tostring(seq)}
@@ -102,12 +102,18 @@ class TableStore:
         return self.runtime.key("clocks", CLOCK_GROUPS.get(game, "engine"))
 
     def live_key(self, game: str) -> str:
-        """The set of tables of ``game`` whose game is running (for the live-tables gauge)."""
+        """Tables of ``game`` with a running game, by the time of their last commit."""
         return self.runtime.key("live", game)
 
     async def live_tables(self, game: str) -> int:
-        """How many tables of ``game`` have a running game."""
-        return int(await self.redis.scard(self.live_key(game)))
+        """How many tables of ``game`` have a running game; forgets those whose keys expired."""
+        key = self.live_key(game)
+        expired_before_ms = int(time.time() * 1000) - TABLE_TTL_MS
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zremrangebyscore(key, "-inf", expired_before_ms)
+            pipe.zcard(key)
+            _removed, count = await pipe.execute()
+        return int(count)
 
     def outbox_key(self) -> str:
         """Results committed but not yet acknowledged by JetStream: "table|seq" by time."""

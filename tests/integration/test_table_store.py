@@ -162,3 +162,17 @@ async def test_results_left_in_the_outbox_are_relayed_once(runtime: Runtime, set
     messages = await sub.fetch(2, timeout=2)
     kinds = sorted(json.loads(m.data)["event"]["type"] for m in messages)
     assert kinds == ["game_over", "round_over"]
+
+
+
+async def test_live_tables_count_running_games_only(runtime: Runtime) -> None:
+    store = _store(runtime, bot_delay=0.0)
+    await _willi_table(store, "live1")
+    await _willi_table(store, "live2", bots={str(s): "random" for s in range(4)})
+    await runtime.redis.zadd(store.live_key("willi"), {"abandoned": 1})  # its keys expired long ago
+    assert await store.live_tables("willi") == 2
+    worker = ClockWorker(store, "willi", Announcer(runtime, store).announce)
+    while await worker.run_once():
+        pass
+    assert (await store.head("live2")).game().over
+    assert await store.live_tables("willi") == 1
