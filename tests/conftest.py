@@ -18,6 +18,7 @@ import pytest
 
 from shared.config import Settings
 from shared.localinfra import local_servers
+from shared.runtime import Runtime, open_runtime
 
 
 def _docker_answers() -> bool:
@@ -66,6 +67,13 @@ def settings(infra: tuple[str, str]) -> Settings:
         ports=dict.fromkeys(("lobby", "engine", "arbiter", "scoring"), 0),
         metrics_port=0, key_prefix="t" + uuid.uuid4().hex[:10], token_secret="test-secret",
         grace_seconds=1.0, actions_per_second=1000.0)
+
+
+@pytest.fixture
+async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    """Redis, NATS and JetStream connections in the test's namespace (streams declared)."""
+    async with open_runtime(settings) as rt:
+        yield rt
 
 
 @pytest.fixture

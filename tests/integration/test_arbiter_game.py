@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import AsyncIterator
 
 import nats
 import pytest
@@ -21,7 +20,6 @@ from test_arbiter_support import (
     close_all,
     full_deck,
     players,
-    second_arbiter,
     stored_log,
     twin,
 )
@@ -29,25 +27,12 @@ from test_arbiter_support import (
 from services.perf.arbiter import BotSeat, play_table, seat_players
 from shared.config import Settings
 from shared.games.waldi.engine import WieWaldi
-from shared.runtime import Runtime, open_runtime
+from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
 
 pytestmark = pytest.mark.integration
 
 ROUND_SECONDS = 12
-
-
-@pytest.fixture
-async def arbiters(stack: dict[str, str], settings: Settings) -> AsyncIterator[list[str]]:
-    """The stack's arbiter and a second replica on the same Redis, NATS and prefix."""
-    async with second_arbiter(settings) as other:
-        yield [stack["arbiter"], other]
-
-
-@pytest.fixture
-async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    async with open_runtime(settings) as rt:
-        yield rt
 
 
 def replay(log: list[CommitRecord]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 
 import grpc
 import pytest
@@ -17,7 +16,6 @@ from test_arbiter_support import (
     full_deck,
     players,
     rigged_game,
-    second_arbiter,
     store_table,
     stored_log,
     twin,
@@ -26,10 +24,9 @@ from test_arbiter_support import (
 
 from services.tableplay import TableTurns
 from shared.api.stammtisch.v1 import arbiter_pb2
-from shared.config import Settings
 from shared.games.waldi.bots import HeuristicBot
 from shared.games.waldi.engine import WieWaldi
-from shared.runtime import Runtime, open_runtime
+from shared.runtime import Runtime
 from shared.sdk.client import StammtischClient, action_to_proto
 
 pytestmark = pytest.mark.integration
@@ -37,19 +34,6 @@ pytestmark = pytest.mark.integration
 #: Seat 0 lays the head Hr (open end r); every seat then holds a middle with left colour r
 #: and a right colour that is not r, so whichever lands first, no other fits the new end.
 RACE_TOPS = [{0: "Hr", 1: "Mrg"}, {0: "Mrb"}, {0: "Mry"}, {0: "Mrg"}]
-
-
-@pytest.fixture
-async def arbiters(stack: dict[str, str], settings: Settings) -> AsyncIterator[list[str]]:
-    """The stack's arbiter and a second replica on the same Redis, NATS and prefix."""
-    async with second_arbiter(settings) as other:
-        yield [stack["arbiter"], other]
-
-
-@pytest.fixture
-async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    async with open_runtime(settings) as rt:
-        yield rt
 
 
 async def _race_ready_table(runtime: Runtime, clients: list[StammtischClient]) -> str:

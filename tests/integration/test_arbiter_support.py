@@ -17,9 +17,7 @@ from typing import Any
 
 import grpc
 
-from services.runner import running_services
 from shared.api.stammtisch.v1 import arbiter_pb2
-from shared.config import Settings
 from shared.games.base import Game
 from shared.games.waldi.cards import card_sets
 from shared.games.waldi.deal import PILE_SIZE
@@ -34,13 +32,6 @@ from shared.tables.store import TableStore
 
 SEATS = 4
 GAME = "wie-waldi"
-
-
-@asynccontextmanager
-async def second_arbiter(settings: Settings) -> AsyncIterator[str]:
-    """One more arbiter replica (own connections, feeds and clocks) on the same Redis/NATS/prefix."""
-    async with running_services(settings, ["arbiter"]) as running:
-        yield f"127.0.0.1:{running[0].port}"
 
 
 def endpoints(stack: Mapping[str, str], arbiter: str) -> Endpoints:

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import random
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import grpc
@@ -21,7 +21,7 @@ import pytest
 from services.runner import running_services
 from shared.config import Settings
 from shared.games.registry import bot_levels
-from shared.runtime import Runtime, open_runtime
+from shared.runtime import Runtime
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
 from shared.tables.clocks import deadline_policy
@@ -38,12 +38,6 @@ CARD = re.compile(r'"([A-Z][A-Z0-9]{1,12})"')
 def settings(settings: Settings) -> Settings:
     """Bots and clocks fast enough for tests."""
     return dataclasses.replace(settings, bot_delay_seconds=0.01)
-
-
-@pytest.fixture
-async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    async with open_runtime(settings) as rt:
-        yield rt
 
 
 def _endpoints(stack: Mapping[str, str], engine: str | None = None) -> Endpoints:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
 from shared.config import Settings
 from shared.games.errors import RuleError
 from shared.games.registry import engine_class
-from shared.runtime import Runtime, open_runtime
+from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import ClockWorker, deadline_policy
 from shared.tables.feed import TableFeeds
@@ -20,12 +19,6 @@ from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import Change, TableStore
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    async with open_runtime(settings) as rt:
-        yield rt
 
 
 def _store(runtime: Runtime, bot_delay: float = 0.05) -> TableStore:
