@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from shared.games.base import Event, Game
@@ -65,17 +65,21 @@ class CommitRecord:
     #: Who acted: a seat, or None for the server (game start, clocks, seating changes).
     actor: int | None = None
     action: dict[str, Any] | None = None
+    _blob: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def game(self) -> Game:
         """The engine restored at this sequence number."""
         return engine_class(self.meta.game).from_dict(self.state)
 
     def encode(self) -> bytes:
-        """Compact bytes for Redis and NATS."""
-        # Shallow on purpose: the fields already are JSON data, and asdict() would deep-copy
-        # the whole engine state on every commit attempt.
-        data = {**vars(self), "meta": asdict(self.meta)}
-        return zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 1)
+        """Compact bytes for Redis and NATS, made once: the commit and its announcement share them."""
+        if self._blob is None:
+            # Shallow on purpose: the fields already are JSON data, and asdict() would deep-copy
+            # the whole engine state.
+            data = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+            data["meta"] = asdict(self.meta)
+            self._blob = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 1)
+        return self._blob
 
     @classmethod
     def decode(cls, blob: bytes) -> CommitRecord:
