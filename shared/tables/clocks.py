@@ -12,9 +12,9 @@ import asyncio
 import time
 from typing import Any
 
-from shared.games.base import Game, derived_rng
+from shared.games.base import derived_rng
 from shared.games.errors import RuleError
-from shared.games.registry import bot_levels, engine_class
+from shared.games.registry import bot_levels
 from shared.logs import get_logger
 from shared.metrics import TURN_CLOCK_EXPIRIES
 from shared.tables.records import CommitRecord
@@ -73,7 +73,7 @@ def expire(head: CommitRecord, now: float) -> Change:
     if not due:
         raise NothingToDo
     key = due[0][1]
-    game: Game = engine_class(head.meta.game).from_dict(head.state)
+    game = head.game()
     if key.startswith(ROUND_PREFIX):
         round_no = int(key.removeprefix(ROUND_PREFIX))
         events = [{"type": "time_up", "round": round_no},
