@@ -27,9 +27,10 @@ from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
 from services.lobby.series import GameSeries
 from shared.api.stammtisch.v1 import common_pb2
+from shared.errors import Refusal
 from shared.logs import get_logger
 from shared.rpc.auth import Identity
-from shared.rpc.errors import ServiceError, invalid, precondition, unavailable
+from shared.rpc.errors import invalid, precondition, unavailable
 from shared.runtime import Runtime
 from shared.tables.records import check_table_id
 
@@ -87,7 +88,7 @@ class Lobby:
         table = await self.repo.add(table)
         try:
             return await self.series.start_if_ready(table)
-        except ServiceError as err:  # everyone is seated and ready: the next SetReady starts it
+        except Refusal as err:  # everyone is seated and ready: the next SetReady starts it
             log.warning("quick_match_start_failed", table_id=table.table_id, reason=err.message)
             return table
 

@@ -19,11 +19,12 @@ from typing import Any
 import grpc
 import structlog
 
+from shared.errors import Refusal
 from shared.games.errors import RuleError
 from shared.logs import get_logger
 from shared.metrics import RPC_LATENCY
 from shared.rpc.auth import TokenSigner, bearer_token, set_identity
-from shared.rpc.errors import ServiceError, rule_error_trailers
+from shared.rpc.errors import ServiceError, rule_error_trailers, status_of_refusal
 
 log = get_logger("rpc")
 
@@ -109,8 +110,8 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         if isinstance(exc, RuleError):
             code, message, trailers = rule_error_trailers(exc)
             await context.abort(code, message, trailing_metadata=trailers)
-        if isinstance(exc, ServiceError):
-            await context.abort(exc.code, exc.message)
+        if isinstance(exc, Refusal):
+            await context.abort(status_of_refusal(exc), exc.message)
         if isinstance(exc, NotImplementedError):
             method = structlog.contextvars.get_contextvars().get("method", "this method")
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method} is not available yet")
