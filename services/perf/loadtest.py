@@ -108,8 +108,7 @@ async def tournament(game: str, tables: int, seconds: float, redis_url: str, nat
     """Run one tournament against a child stack and print its figures."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
     with launched_stack(env, data_dir / "stack") as stack:
-        e = stack.endpoints
-        endpoints = Endpoints(e["lobby"], e["engine"], e["arbiter"], e["scoring"])
+        endpoints = Endpoints.of(stack.endpoints)
         load = Tournament(endpoints, game, tables)
         say(f"Tournament: {tables} tables of {game}, {load.players} bot clients, "
             f"quick match then whole games (cap {seconds:.0f} s)")

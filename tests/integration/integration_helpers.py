@@ -1,0 +1,89 @@
+"""What the integration tests share: SDK clients of a running stack, a table's stored log, polling.
+
+Not a test module. The stack fixtures (tests/conftest.py) give service name ->
+address maps; ``Endpoints.of`` turns one into the clients' endpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from shared.runtime import Runtime
+from shared.sdk.client import Endpoints, StammtischClient
+from shared.tables.clocks import deadline_policy
+from shared.tables.records import CommitRecord
+from shared.tables.store import TableStore
+
+T = TypeVar("T")
+
+
+async def log_in(places: Endpoints | Sequence[Endpoints], *names: str) -> list[StammtischClient]:
+    """A logged-in client per name; with several endpoints, client i uses ``places[i % len]``."""
+    spread = [places] if isinstance(places, Endpoints) else list(places)
+    clients = [StammtischClient(spread[i % len(spread)]) for i in range(len(names))]
+    await asyncio.gather(*(client.login(name) for client, name in zip(clients, names, strict=True)))
+    return clients
+
+
+@asynccontextmanager
+async def logged_in(places: Endpoints | Sequence[Endpoints],
+                    *names: str) -> AsyncIterator[list[StammtischClient]]:
+    """:func:`log_in` for the block; every client is closed after it."""
+    clients = await log_in(places, *names)
+    try:
+        yield clients
+    finally:
+        await close_all(clients)
+
+
+def same_player(client: StammtischClient, endpoints: Endpoints) -> StammtischClient:
+    """The same player through other endpoints (a second device, a reconnect, a new server)."""
+    other = StammtischClient(endpoints)
+    other.token, other.player_id, other.name = client.token, client.player_id, client.name
+    return other
+
+
+async def close_all(clients: Sequence[StammtischClient]) -> None:
+    """Close every client's channels."""
+    await asyncio.gather(*(client.close() for client in clients))
+
+
+async def seated_table(clients: Sequence[StammtischClient], game: str, turn_seconds: int = 0,
+                       **options: int) -> str:
+    """A new table of ``game`` with client i at seat i, everyone ready: the game starts."""
+    table = await clients[0].create_table(game, len(clients), join=True, turn_seconds=turn_seconds,
+                                          **options)
+    for seat, client in enumerate(clients[1:], 1):
+        await client.join(table.table_id, seat=seat)
+    for client in clients:
+        await client.ready(table.table_id)
+    return table.table_id
+
+
+async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
+    """Every commit of the table in Redis, oldest first."""
+    store = TableStore(runtime, deadline_policy(0.0))
+    return await store.log_after(table_id, 0, limit=100_000)
+
+
+async def eventually(check: Callable[[], T | Awaitable[T | None] | None], timeout: float = 15.0,
+                     what: str = "the condition") -> T:
+    """Poll ``check`` (plain or async) until it returns something truthy, and return that.
+
+    ``timeout`` only bounds a failing wait; a passing one returns as soon as it can.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value: Any = check()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value  # type: ignore[no-any-return]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {value!r})")
+        await asyncio.sleep(0.02)
