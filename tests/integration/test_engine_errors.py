@@ -6,13 +6,12 @@ import dataclasses
 
 import grpc
 import pytest
+from integration_helpers import log_in
 
 from shared.api.stammtisch.v1 import (
     arbiter_pb2,
-    arbiter_pb2_grpc,
     common_pb2,
     engine_pb2,
-    engine_pb2_grpc,
 )
 from shared.config import Settings
 from shared.rpc.errors import rule_code_name, rule_violation_of
@@ -29,8 +28,7 @@ def settings(settings: Settings) -> Settings:
 
 async def _tables(stack: dict[str, str]) -> tuple[StammtischClient, str, str]:
     """A player seated at a running Willi table and at a running Wie Waldi table."""
-    client = StammtischClient(Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"]))
-    await client.login("tester")
+    (client,) = await log_in(Endpoints.of(stack), "tester")
     tables = []
     for game, seats in (("willi", 4), ("wie-waldi", 2)):
         table = await client.create_table(game, seats, join=True)
@@ -92,8 +90,7 @@ async def test_engine_act_refuses_bad_input_with_clear_codes(stack: dict[str, st
 async def test_views_and_streams_refuse_bad_input(stack: dict[str, str]) -> None:
     client, willi, waldi = await _tables(stack)
     auth = client.auth
-    arbiter = arbiter_pb2_grpc.ArbiterServiceStub(client._channels["arbiter"])
-    engine = engine_pb2_grpc.EngineServiceStub(client._channels["engine"])
+    arbiter, engine = client.arbiter, client.engine
 
     async def first(stream: object) -> None:
         async for _ in stream:  # type: ignore[attr-defined]
