@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,7 +192,8 @@ class StammtischClient:
                 return reply.table, reply.seat
         raise RuntimeError("quick match ended without a table")
 
-    async def match_queue(self, game: str, seats: int) -> AsyncIterator[lobby_pb2.QuickMatchResponse]:
+    async def match_queue(self, game: str,
+                          seats: int) -> AsyncGenerator[lobby_pb2.QuickMatchResponse, None]:
         """Every answer of a quick match: the place in the queue as it changes, then the table.
 
         Leaving the loop (or closing the iterator) leaves the queue at once.
@@ -207,7 +208,7 @@ class StammtischClient:
         finally:
             call.cancel()
 
-    async def watch(self, table_id: str) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
+    async def watch(self, table_id: str) -> AsyncGenerator[lobby_pb2.WatchTableResponse, None]:
         """The table's seating, readiness, chat and game start/finish, live (until closed)."""
         call = self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=self.auth)
         try:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from shared.config import DEFAULT_PORTS
+from shared.config import DEFAULT_PORTS, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_DIR = REPO_ROOT / "deploy"
@@ -33,6 +35,13 @@ def load_yaml(path: Path) -> Any:
 def load_yaml_all(path: Path) -> list[dict[str, Any]]:
     """Parse every non-empty document of a multi-document YAML file."""
     return [doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc]
+
+
+def settings_from(env: Mapping[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The Settings a service would read with these environment variables set."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return Settings.from_env()
 
 
 def health_service_name(service: str) -> str:

@@ -8,9 +8,9 @@ import subprocess
 from typing import Any
 
 import pytest
-from deploy_support import COMPOSE_PATH, REPO_ROOT, SERVICES, load_yaml
+from deploy_support import COMPOSE_PATH, REPO_ROOT, SERVICES, load_yaml, settings_from
 
-from shared.config import DEFAULT_PORTS, DEV_TOKEN_SECRET, Settings
+from shared.config import DEFAULT_PORTS, DEV_TOKEN_SECRET
 
 REQUIRED_SERVICES = {"redis", "nats", *SERVICES}
 #: Host ports for the four services' /metrics (each container listens on its metrics port).
@@ -40,12 +40,6 @@ def _ports(service: dict[str, Any]) -> list[tuple[str | None, int, int]]:
         host_ip = parts[0] if len(parts) == 3 else None
         out.append((host_ip, int(parts[-2]), int(parts[-1])))
     return out
-
-
-def _settings(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return Settings.from_env()
 
 
 def test_defines_the_six_services_with_health_checks(compose: dict[str, Any]) -> None:
@@ -96,7 +90,7 @@ def test_stammtisch_service(
     assert spec["environment"]["STAMMTISCH_TOKEN_SECRET"] == (
         f"${{STAMMTISCH_TOKEN_SECRET:-{DEV_TOKEN_SECRET}}}")
 
-    settings = _settings(env, monkeypatch)
+    settings = settings_from(env, monkeypatch)
     assert settings.ports[service] == DEFAULT_PORTS[service]
     ports = _ports(spec)
     grpc = [(published, target) for _, published, target in ports

@@ -9,9 +9,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from deploy_support import K8S_DIR, REPO_ROOT, SERVICES, health_service_name
+from deploy_support import K8S_DIR, REPO_ROOT, SERVICES, health_service_name, load_yaml_all, settings_from
 
-from shared.config import DEFAULT_PORTS, Settings
+from shared.config import DEFAULT_PORTS
 
 #: Fixed Kubernetes versions the manifests must validate against: the oldest
 #: with GA gRPC probes, and a recent one.
@@ -37,12 +37,6 @@ def _configmap(k8s_files: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     return docs[0]
 
 
-def _settings_from(data: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for key, value in data.items():
-        monkeypatch.setenv(key, value)
-    return Settings.from_env()
-
-
 def _container(deployment: dict[str, Any]) -> dict[str, Any]:
     containers = deployment["spec"]["template"]["spec"]["containers"]
     assert len(containers) == 1
@@ -55,9 +49,8 @@ def _resources() -> list[tuple[str, dict[str, Any]]]:
     for path in sorted(K8S_DIR.glob("*.yaml")):
         if path.name == KUSTOMIZATION:
             continue
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            if doc:
-                out.append((f"{path.name}:{doc['kind']}/{doc['metadata']['name']}", doc))
+        out += [(f"{path.name}:{doc['kind']}/{doc['metadata']['name']}", doc)
+                for doc in load_yaml_all(path)]
     return out
 
 
@@ -93,7 +86,7 @@ def test_deployment(
     service: str, k8s_files: dict[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     deployment = _one(k8s_files[f"{service}.yaml"], "Deployment")
-    settings = _settings_from(_configmap(k8s_files)["data"], monkeypatch)
+    settings = settings_from(_configmap(k8s_files)["data"], monkeypatch)
     grpc_port = settings.ports[service]
     assert grpc_port == DEFAULT_PORTS[service]
 
@@ -189,7 +182,7 @@ def test_configmap_sets_only_known_variables(
     assert set(data) <= known_env_vars, set(data) - known_env_vars
     assert SECRET_KEY not in data, "the token secret belongs in the Secret"
     assert all(isinstance(value, str) for value in data.values())
-    settings = _settings_from(data, monkeypatch)  # every value parses
+    settings = settings_from(data, monkeypatch)  # every value parses
     assert settings.bind_host == "0.0.0.0"
     assert settings.ports == DEFAULT_PORTS
 

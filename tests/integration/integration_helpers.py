@@ -9,17 +9,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
-
-T = TypeVar("T")
 
 
 async def log_in(places: Endpoints | Sequence[Endpoints], *names: str) -> list[StammtischClient]:
@@ -71,19 +69,19 @@ async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
     return await store.log_after(table_id, 0, limit=100_000)
 
 
-async def eventually(check: Callable[[], T | Awaitable[T | None] | None], timeout: float = 15.0,
-                     what: str = "the condition") -> T:
+async def eventually(check: Callable[[], Any], timeout: float = 15.0,
+                     what: str = "the condition") -> Any:
     """Poll ``check`` (plain or async) until it returns something truthy, and return that.
 
     ``timeout`` only bounds a failing wait; a passing one returns as soon as it can.
     """
     deadline = time.monotonic() + timeout
     while True:
-        value: Any = check()
+        value = check()
         if inspect.isawaitable(value):
             value = await value
         if value:
-            return value  # type: ignore[no-any-return]
+            return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {value!r})")
         await asyncio.sleep(0.02)

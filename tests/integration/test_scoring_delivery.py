@@ -12,17 +12,7 @@ from contextlib import asynccontextmanager
 import pytest
 from integration_helpers import eventually
 from nats.js import JetStreamContext
-from scoring_support import (
-    STICH,
-    WILLI,
-    Stub,
-    auth,
-    board,
-    consumed,
-    finished,
-    publisher,
-    scoring,
-)
+from scoring_support import STICH, WILLI, Stub, auth, board, consumed, finished, publisher, scoring
 
 from services.runner import running_services
 from services.scoring.consumer import DURABLE
