@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -187,16 +188,17 @@ class StammtischClient:
 
     async def quick_match(self, game: str, seats: int) -> tuple[lobby_pb2.Table, int]:
         """Queue for a game of ``seats``; returns the table and seat once matched."""
-        async for reply in self.match_queue(game, seats):
-            if reply.HasField("table"):
-                return reply.table, reply.seat
+        async with contextlib.aclosing(self.match_queue(game, seats)) as answers:
+            async for reply in answers:
+                if reply.HasField("table"):
+                    return reply.table, reply.seat
         raise RuntimeError("quick match ended without a table")
 
     async def match_queue(self, game: str,
                           seats: int) -> AsyncGenerator[lobby_pb2.QuickMatchResponse, None]:
         """Every answer of a quick match: the place in the queue as it changes, then the table.
 
-        Leaving the loop (or closing the iterator) leaves the queue at once.
+        Closing the iterator (``aclose()``, ``contextlib.aclosing``) leaves the queue at once.
         """
         call = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
                                      metadata=self.auth)
