@@ -28,7 +28,6 @@ MAX_ATTEMPTS = 50
 MAX_SCAN = 2000
 _PAGE = 100
 ALL_GAMES = "all"
-#: Table ids are also NATS subject tokens: no dots, wildcards or spaces.
 
 _SAVE = """
 -- KEYS: doc; ARGV: expected version, document ('' deletes), ttl_ms
