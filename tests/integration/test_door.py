@@ -8,7 +8,9 @@ process's NATS connection for everyone else.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
+import secrets
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable
@@ -23,7 +25,8 @@ import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import REGISTRY
 
-from shared.api.stammtisch.v1 import arbiter_pb2, engine_pb2, lobby_pb2, scoring_pb2
+from services.runner import running_services
+from shared.api.stammtisch.v1 import arbiter_pb2, engine_pb2, lobby_pb2, lobby_pb2_grpc, scoring_pb2
 from shared.config import Settings
 from shared.ids import new_player_id
 from shared.rpc.auth import key_id
@@ -265,3 +268,18 @@ async def test_undecodable_bytes_are_invalid_arguments_logged_once_and_counted(s
     assert {line["log_level"] for line in undecodable} == {"info"}
     assert {line["code"] for line in undecodable} == {"INVALID_ARGUMENT"}
     assert not [line for line in logs if line["log_level"] in ("error", "critical")], logs
+
+
+async def test_a_rotated_secret_is_accepted_while_it_is_the_previous_one_and_refused_after(
+        settings: Settings) -> None:
+    old, new, newest = (secrets.token_urlsafe(32) for _ in range(3))
+    token = _forged(old, new_player_id())
+    codes = []
+    for current, previous in ((old, ""), (new, old), (newest, new)):
+        rotated = dataclasses.replace(settings, token_secret=current, token_secret_previous=previous)
+        async with running_services(rotated, ["lobby"]) as (lobby,), \
+                _channel(f"127.0.0.1:{lobby.port}") as channel:
+            call = lobby_pb2_grpc.LobbyServiceStub(channel).ListTables(
+                lobby_pb2.ListTablesRequest(), metadata=_bearer(token))
+            codes.append(await _code(call))
+    assert codes == [grpc.StatusCode.OK, grpc.StatusCode.OK, grpc.StatusCode.UNAUTHENTICATED]
