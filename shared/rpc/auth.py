@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ MIN_SECRET_BYTES = 32
 #: Clock skew tolerated between replicas, in seconds.
 LEEWAY_SECONDS = 30
 _REQUIRED = ("sub", "exp", "iat")
+#: Tokens verified lately, by their exact text: a client sends the same token on every call.
+VERIFIED_CACHE = 10_000
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class TokenSigner:
         if previous:
             self._keys[key_id(check_secret(previous, "STAMMTISCH_TOKEN_SECRET_PREVIOUS"))] = previous
         self.ttl_seconds = ttl_seconds
+        self._verified: OrderedDict[str, Identity] = OrderedDict()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TokenSigner:
@@ -87,7 +91,24 @@ class TokenSigner:
         return token, identity
 
     def verify(self, token: str, now: float | None = None) -> Identity:
-        """The identity in a valid token; UNAUTHENTICATED for anything else."""
+        """The identity in a valid token; UNAUTHENTICATED for anything else.
+
+        A token verified before (the very same text) is only checked for expiry again.
+        """
+        now = time.time() if now is None else now
+        identity = self._verified.get(token)
+        if identity is None:
+            identity = self._decode(token)
+            self._verified[token] = identity
+            if len(self._verified) > VERIFIED_CACHE:
+                self._verified.popitem(last=False)
+        else:
+            self._verified.move_to_end(token)
+        if identity.expires_at <= now - LEEWAY_SECONDS:
+            raise _unauthenticated("token expired; log in again")
+        return identity
+
+    def _decode(self, token: str) -> Identity:
         try:
             kid = jwt.get_unverified_header(token).get("kid")
             secret = self._keys.get(kid) if isinstance(kid, str) else None
@@ -97,17 +118,15 @@ class TokenSigner:
                                 options={"require": list(_REQUIRED), "verify_exp": False})
         except jwt.PyJWTError as exc:
             raise _unauthenticated() from exc
-        return _identity(claims, time.time() if now is None else now)
+        return _identity(claims)
 
 
-def _identity(claims: dict[str, Any], now: float) -> Identity:
+def _identity(claims: dict[str, Any]) -> Identity:
     """Check the claims PyJWT leaves loose: ``exp`` a finite number (not NaN, Infinity or a
     string), ``sub`` a player id of the one shape, ``name`` a string."""
     exp, name = claims["exp"], claims.get("name", "")
     if isinstance(exp, bool) or not isinstance(exp, int | float) or not math.isfinite(exp):
         raise _unauthenticated()
-    if exp <= now - LEEWAY_SECONDS:
-        raise _unauthenticated("token expired; log in again")
     if not isinstance(name, str):
         raise _unauthenticated()
     try:

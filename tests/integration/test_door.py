@@ -283,3 +283,14 @@ async def test_a_rotated_secret_is_accepted_while_it_is_the_previous_one_and_ref
                 lobby_pb2.ListTablesRequest(), metadata=_bearer(token))
             codes.append(await _code(call))
     assert codes == [grpc.StatusCode.OK, grpc.StatusCode.OK, grpc.StatusCode.UNAUTHENTICATED]
+
+
+async def test_a_request_id_is_kept_only_when_it_looks_like_one(stack: dict[str, str]) -> None:
+    with structlog.testing.capture_logs([structlog.contextvars.merge_contextvars]) as logs:
+        async with _client(stack) as client:
+            for request_id in ("req-1:a.b_c", "x" * 5000, "a b", "{\"forged\": 1}"):
+                await client.lobby.Login(lobby_pb2.LoginRequest(name="Anna"),
+                                         metadata=(("x-request-id", request_id),))
+    ids = [line["request_id"] for line in logs if line["event"] == "rpc"]
+    assert ids[0] == "req-1:a.b_c"
+    assert len(ids) == 4 and all(re.fullmatch(r"[0-9a-f]{32}", request_id) for request_id in ids[1:])

@@ -78,10 +78,14 @@ def test_token_of_another_secret_is_refused_with_or_without_our_kid() -> None:
     _refused(signer, jwt.encode(_claims(), other, algorithm="HS256"))
 
 
-def test_expired_token_is_refused() -> None:
+def test_expired_token_is_refused_also_after_it_was_verified_once() -> None:
     signer = TokenSigner(SECRET, 60)
     token, _ = signer.issue(PLAYER, "Anna", now=1000.0)
     assert "expired" in _refused(signer, token)
+    fresh, identity = signer.issue(PLAYER, "Anna")
+    assert signer.verify(fresh) == identity
+    with pytest.raises(ServiceError, match="expired"):
+        signer.verify(fresh, now=identity.expires_at + 31)
 
 
 @pytest.mark.parametrize("exp", [math.nan, math.inf, -math.inf, "99999999999", None, True, [1], {}])
