@@ -34,10 +34,10 @@ def new_player_id() -> str:
     return uuid.uuid4().hex
 
 
-def check_player_id(player_id: str, what: str = "player_id") -> str:
+def check_player_id(player_id: str) -> str:
     """The id when it has the shape of :func:`new_player_id`, else IdError."""
     if not isinstance(player_id, str) or not _PLAYER_ID.fullmatch(player_id):
-        raise IdError(f"{what} must be 32 lowercase hex digits")
+        raise IdError("player_id must be 32 lowercase hex digits")
     return player_id
 
 
