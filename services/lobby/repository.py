@@ -16,8 +16,8 @@ from typing import TypeVar
 
 from services.lobby.model import LobbyTable, Status
 from shared.errors import Busy, NotFound
+from shared.ids import check_table_id
 from shared.runtime import Runtime
-from shared.tables.records import check_table_id
 
 T = TypeVar("T")
 

@@ -9,11 +9,12 @@ import grpc
 import pytest
 
 from shared.errors import BadInput, Busy, NotFound, Refusal, Refused
+from shared.ids import IdError
 from shared.rpc.errors import ServiceError, status_of_refusal
 
 #: Pure or storage code: importing it must not load gRPC.
 NEUTRAL_MODULES = ("services.lobby.model", "services.lobby.repository", "shared.tables.records",
-                   "shared.tables.store", "shared.errors")
+                   "shared.tables.store", "shared.errors", "shared.ids")
 
 
 @pytest.mark.parametrize("module", NEUTRAL_MODULES)
@@ -33,6 +34,7 @@ def test_core_and_storage_modules_import_no_grpc(module: str) -> None:
     (Refused("the table is full"), grpc.StatusCode.FAILED_PRECONDITION),
     (Busy("table 'x' is busy; retry"), grpc.StatusCode.UNAVAILABLE),
     (ServiceError(grpc.StatusCode.UNAUTHENTICATED, "invalid token"), grpc.StatusCode.UNAUTHENTICATED),
+    (IdError("table_id is required"), grpc.StatusCode.INVALID_ARGUMENT),
 ])
 def test_each_refusal_travels_with_its_status(refusal: Refusal, status: grpc.StatusCode) -> None:
     assert status_of_refusal(refusal) == status
