@@ -23,7 +23,7 @@ from shared.api.stammtisch.v1 import common_pb2
 from shared.config import Settings
 from shared.games.base import Game
 from shared.games.errors import ErrorCode, RuleError
-from shared.metrics import ACTIONS, EVENT_LAG, LIVE_TABLES, OPEN_STREAMS
+from shared.metrics import ACTIONS, EVENT_LAG, LIVE_TABLES, OPEN_STREAMS, count_games_from_zero
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.runtime import Runtime
@@ -250,6 +250,7 @@ class PlayService(Service):
 
     async def start(self) -> None:
         """Clocks (turn deadlines, bots, round limits) and the results relay."""
+        count_games_from_zero(self.games)
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
         self.spawn(self.play.announcer.relay_forever(), "results-relay")

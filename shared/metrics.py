@@ -7,6 +7,8 @@ is defined here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 RPC_LATENCY = Histogram(
@@ -41,6 +43,18 @@ RESULTS_CONSUMED = Counter(
     "Game results handled by scoring, by outcome (recorded/duplicate/rejected/failed)",
     ["outcome"],
 )
+
+
+def count_games_from_zero(games: Iterable[str]) -> None:
+    """Give the per-game counters of rare events a series at 0 before their first event.
+
+    A labelled counter has no series until its first increment, so on a game
+    without a commit retry or an expired clock yet, the dashboard showed "No
+    data" and the ratio alerts had nothing to divide: now they read 0.
+    """
+    for game in games:
+        COMMIT_RETRIES.labels(game)
+        TURN_CLOCK_EXPIRIES.labels(game)
 
 
 def serve_metrics(port: int, host: str = "0.0.0.0") -> int:

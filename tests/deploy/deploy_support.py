@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,10 @@ def health_service_name(service: str) -> str:
     module = importlib.import_module(f"shared.api.stammtisch.v1.{service}_pb2")
     (name,) = (desc.full_name for desc in module.DESCRIPTOR.services_by_name.values())
     return str(name)
+
+
+def dashboard_panels(dashboard: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every panel of a Grafana dashboard, rows included."""
+    for panel in dashboard["panels"]:
+        yield panel
+        yield from panel.get("panels", [])  # collapsed rows keep their panels inside
