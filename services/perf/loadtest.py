@@ -115,7 +115,7 @@ async def tournament(game: str, tables: int, seconds: float, redis_url: str, nat
         endpoints = Endpoints(e["lobby"], e["engine"], e["arbiter"], e["scoring"])
         load = Tournament(endpoints, game, tables)
         say(f"Tournament: {tables} tables of {game}, {load.players} bot clients, "
-            f"quick match then whole games (cap {seconds:.0f} s); metrics http://{e['metrics']}/metrics")
+            f"quick match then whole games (cap {seconds:.0f} s); metrics http://{e['metrics']}")
         server_before = cpu_seconds(stack.process.pid)
         elapsed = await load.run(seconds)
         server_after = cpu_seconds(stack.process.pid)
