@@ -16,6 +16,11 @@ RPC_LATENCY = Histogram(
     ["service", "method", "code"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
+BAD_REQUESTS = Counter(
+    "stammtisch_bad_requests_total",
+    "Requests refused because their bytes are not a valid message of the method, by service and method",
+    ["service", "method"],
+)
 ACTIONS = Counter(
     "stammtisch_actions_total", "Game actions by game, outcome (applied/refused) and rules code",
     ["game", "outcome", "code"],
@@ -45,16 +50,15 @@ RESULTS_CONSUMED = Counter(
 )
 
 
-def count_games_from_zero(games: Iterable[str]) -> None:
-    """Give the per-game counters of rare events a series at 0 before their first event.
+def count_from_zero(counter: Counter, label_sets: Iterable[tuple[str, ...]]) -> None:
+    """Give a labelled counter of rare events a series at 0 per label set, before its first event.
 
-    A labelled counter has no series until its first increment, so on a game
-    without a commit retry or an expired clock yet, the dashboard showed "No
-    data" and the ratio alerts had nothing to divide: now they read 0.
+    A labelled counter has no series until its first increment, so the panel of
+    a rare event (a commit retry, an expired clock, an undecodable request)
+    showed "No data" and the ratio alerts had nothing to divide: now they read 0.
     """
-    for game in games:
-        COMMIT_RETRIES.labels(game)
-        TURN_CLOCK_EXPIRIES.labels(game)
+    for labels in label_sets:
+        counter.labels(*labels)
 
 
 def serve_metrics(port: int, host: str = "0.0.0.0") -> int:

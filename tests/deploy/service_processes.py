@@ -7,6 +7,7 @@ Not a test module. One process per service gives Prometheus one target per
 from __future__ import annotations
 
 import contextlib
+import secrets
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -45,7 +46,8 @@ def _wait_serving(service: str, address: str, process: subprocess.Popen[bytes], 
 def service_processes(overrides: Mapping[str, str], log_dir: Path) -> Iterator[ServiceProcesses]:
     """All four services, one `stammtisch serve --service NAME` each, on free ports."""
     log_dir.mkdir(parents=True, exist_ok=True)
-    env = stack_env(overrides, log_dir)
+    # `serve` has no built-in token secret; the lobby signs what the others verify.
+    env = stack_env({"STAMMTISCH_TOKEN_SECRET": secrets.token_urlsafe(32), **overrides}, log_dir)
     ports = {name: int(env[f"STAMMTISCH_{name.upper()}_PORT"]) for name in DEFAULT_PORTS}
     metrics_ports = {name: free_port() for name in DEFAULT_PORTS}
     addresses = {name: f"127.0.0.1:{port}" for name, port in ports.items()}
