@@ -19,6 +19,7 @@ import re
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,7 @@ async def _load(endpoints: Endpoints, stop: asyncio.Event) -> dict[str, int]:
     return dict(zip(SEATS, counts, strict=True))
 
 
-async def _until(what: str, probe: Any, timeout: float = 60.0) -> None:
+async def _until(what: str, probe: Callable[[], bool], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not probe():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

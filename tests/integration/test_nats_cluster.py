@@ -16,7 +16,7 @@ import dataclasses
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +43,7 @@ GAMES: dict[str, dict[str, int]] = {
 SEATS = 4
 #: Nodes killed one after the other (each restarted before the next kill), and the
 #: seconds of play before and after each kill.
-KILLS, PLAY_SECONDS = 2, 4.0
+KILLS, PLAY_SECONDS = 2, 3.0
 
 
 @dataclass
@@ -101,7 +101,7 @@ async def _results_on_stream(settings: Settings) -> Counter[str]:
     client = await nats.connect(servers=settings.nats_servers)
     try:
         js = client.jetstream()
-        total = (await js.stream_info(results_stream(settings).name)).state.messages
+        total = (await js.stream_info(str(results_stream(settings).name))).state.messages
         sub = await js.subscribe(f"{settings.key_prefix}.results.>", ordered_consumer=True)
         ids: Counter[str] = Counter()
         for _ in range(total):
@@ -112,9 +112,10 @@ async def _results_on_stream(settings: Settings) -> Counter[str]:
         await client.close()
 
 
-async def _eventually(probe: object, timeout: float = 30.0) -> None:
+async def _eventually(probe: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
+    """Until the probe says yes, or the timeout (the assertions after it tell what is missing)."""
     deadline = time.monotonic() + timeout
-    while not await probe() and time.monotonic() < deadline:  # type: ignore[operator]
+    while not await probe() and time.monotonic() < deadline:
         await asyncio.sleep(0.5)
 
 
@@ -127,7 +128,7 @@ async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_res
     kills: list[tuple[str, float]] = []
     for _ in range(KILLS):
         await asyncio.sleep(PLAY_SECONDS)
-        leader = cluster.node(cluster.stream_leader(results_stream(settings).name))
+        leader = cluster.node(cluster.stream_leader(str(results_stream(settings).name)))
         cluster.kill(leader)
         kills.append((leader.name, time.monotonic()))
         await asyncio.sleep(PLAY_SECONDS)
