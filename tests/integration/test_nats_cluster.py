@@ -27,7 +27,7 @@ from services.scoring.storage import ScoreStore
 from shared.config import Settings
 from shared.games.registry import bot_levels
 from shared.localcluster import LocalCluster, local_cluster
-from shared.runtime import Runtime, results_stream
+from shared.runtime import Runtime, results_stream, table_events_stream
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.announce import result_messages
@@ -121,6 +121,10 @@ async def _eventually(probe: Callable[[], Awaitable[bool]], timeout: float = 30.
 
 async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_result(
         cluster: LocalCluster, settings: Settings, stack: dict[str, str], runtime: Runtime) -> None:
+    for stream in (results_stream(settings), table_events_stream(settings)):
+        info = await runtime.js.stream_info(str(stream.name))
+        assert info.config.num_replicas == 3 and info.cluster is not None
+        assert len(info.cluster.replicas or []) == 2, "a leader and two followers"
     endpoints = Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"])
     stop = asyncio.Event()
     played: list[Played] = []
