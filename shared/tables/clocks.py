@@ -105,7 +105,7 @@ def check_open(head: CommitRecord) -> None:
 
 
 def expire(head: CommitRecord, now: float) -> Change:
-    """The change a passed deadline causes: a default action, a bot move, or time up."""
+    """The change a passed deadline causes: a default action, a bot move, time up, or the close."""
     due = sorted((at, key) for key, at in head.deadlines.items() if at <= now)
     if not due:
         raise NothingToDo
