@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -26,6 +27,7 @@ from shared.config import Settings
 from shared.games.registry import bot_levels, engine_class
 from shared.games.simulate import play_game
 from shared.runtime import Runtime
+from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
 from shared.tables.clocks import IDLE_KEY, ROUND_PREFIX, deadline_policy
 from shared.tables.records import TableMeta
@@ -133,6 +135,20 @@ async def test_a_turn_based_game_without_a_clock_is_closed_when_nobody_plays(
         await not_indexed(runtime, "willi-wacker", table_id, "engine")
         head = await TableStore(runtime, deadline_policy(0.0, IDLE)).head(table_id)
         assert head.meta.closed == "idle" and head.seq == closing.seq
+
+
+async def test_an_api_bot_stops_playing_when_its_table_is_closed(stack: dict[str, str]) -> None:
+    async with logged_in(stack, 2) as (anna, ben):
+        table = await anna.create_table("willi-wacker", 3, join=True, turn_seconds=0)
+        await ben.join(table.table_id)
+        await anna.add_bot(table.table_id)
+        await asyncio.gather(anna.ready(table.table_id), ben.ready(table.table_id))
+        # Ben (an API bot) plays his turns; the game stops at Anna's, who never plays.
+        bot = bot_levels("willi-wacker")["heuristic"]()
+        last = await asyncio.wait_for(play_seat(ben, table.table_id, bot, random.Random(1)),
+                                      PATIENCE)
+        assert last.closed == "idle" and last.finished and not last.view["over"]
+        assert (await anna.view(table.table_id)).closed == "idle"  # GetView tells it too
 
 
 async def test_a_game_only_stand_in_bots_still_play_is_closed(stack: dict[str, str],
