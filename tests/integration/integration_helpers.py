@@ -51,11 +51,10 @@ async def close_all(clients: Sequence[StammtischClient]) -> None:
     await asyncio.gather(*(client.close() for client in clients))
 
 
-async def seated_table(clients: Sequence[StammtischClient], game: str, turn_seconds: int = 0,
-                       **options: int) -> str:
-    """A new table of ``game`` with client i at seat i, everyone ready: the game starts."""
-    table = await clients[0].create_table(game, len(clients), join=True, turn_seconds=turn_seconds,
-                                          **options)
+async def seated_table(clients: Sequence[StammtischClient], game: str, **options: int) -> str:
+    """A new table of ``game`` (``options``: TableOptions fields) with client i at seat i,
+    everyone ready: the game starts."""
+    table = await clients[0].create_table(game, len(clients), join=True, **options)
     for seat, client in enumerate(clients[1:], 1):
         await client.join(table.table_id, seat=seat)
     for client in clients:
@@ -63,9 +62,19 @@ async def seated_table(clients: Sequence[StammtischClient], game: str, turn_seco
     return table.table_id
 
 
+async def bot_table(client: StammtischClient, game: str, seats: int, **options: int) -> str:
+    """A table of the client and server bots, started; returns its id."""
+    table = await client.create_table(game, seats, join=True, **options)
+    for _ in range(seats - 1):
+        await client.add_bot(table.table_id)
+    await client.ready(table.table_id)
+    await client.wait_for_game(table.table_id)
+    return table.table_id
+
+
 async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
     """Every commit of the table in Redis, oldest first."""
-    store = TableStore(runtime, deadline_policy(0.0))
+    store = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds))
     return await store.log_after(table_id, 0, limit=100_000)
 
 

@@ -55,7 +55,7 @@ async def test_a_killed_stack_loses_no_acknowledged_action(infra: tuple[str, str
     clients: list[StammtischClient] = []
     try:
         clients = await log_in(Endpoints.of(first.endpoints), "p0", "p1", "p2", "p3")
-        table_id = await seated_table(clients, "willi")
+        table_id = await seated_table(clients, "willi", turn_seconds=0)
         await clients[0].wait_for_game(table_id)
         acknowledged = await _acknowledged_moves(clients, table_id, 30, random.Random(7))
     finally:

@@ -43,7 +43,7 @@ async def _seated(endpoints: list[Endpoints], game: str, options: Mapping[str, i
                   turn_seconds: int = 0) -> tuple[list[StammtischClient], str]:
     """A logged-in client per endpoints, at one started table (client i at seat i)."""
     clients = await log_in(endpoints, *(f"player{index}" for index in range(len(endpoints))))
-    return clients, await seated_table(clients, game, turn_seconds, **options)
+    return clients, await seated_table(clients, game, turn_seconds=turn_seconds, **options)
 
 
 async def _collect(client: StammtischClient, table_id: str, into: list[Update],

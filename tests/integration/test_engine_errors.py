@@ -6,7 +6,7 @@ import dataclasses
 
 import grpc
 import pytest
-from integration_helpers import log_in
+from integration_helpers import bot_table, log_in
 
 from shared.api.stammtisch.v1 import (
     arbiter_pb2,
@@ -29,14 +29,7 @@ def settings(settings: Settings) -> Settings:
 async def _tables(stack: dict[str, str]) -> tuple[StammtischClient, str, str]:
     """A player seated at a running Willi table and at a running Wie Waldi table."""
     (client,) = await log_in(Endpoints.of(stack), "tester")
-    tables = []
-    for game, seats in (("willi", 4), ("wie-waldi", 2)):
-        table = await client.create_table(game, seats, join=True)
-        for _ in range(seats - 1):
-            await client.add_bot(table.table_id)
-        await client.ready(table.table_id)
-        tables.append(table.table_id)
-    return client, tables[0], tables[1]
+    return client, await bot_table(client, "willi", 4), await bot_table(client, "wie-waldi", 2)
 
 
 async def _status(call: object) -> tuple[Code, str, str | None]:
