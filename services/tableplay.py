@@ -30,6 +30,7 @@ from shared.metrics import (
     EVENT_LAG,
     LIVE_TABLES,
     OPEN_STREAMS,
+    TABLES_CLOSED,
     TURN_CLOCK_EXPIRIES,
     count_from_zero,
 )
@@ -37,7 +38,7 @@ from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
-from shared.tables.clocks import ClockWorker, check_open, deadline_policy, shown_deadlines
+from shared.tables.clocks import CLOSED_IDLE, ClockWorker, check_open, deadline_policy, shown_deadlines
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
@@ -263,6 +264,7 @@ class PlayService(Service):
         """Clocks (turn deadlines, bots, round limits) and the results relay."""
         for counter in (COMMIT_RETRIES, TURN_CLOCK_EXPIRIES):
             count_from_zero(counter, [(game,) for game in self.games])
+        count_from_zero(TABLES_CLOSED, [(game, CLOSED_IDLE) for game in self.games])
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
         self.spawn(self.play.announcer.relay_forever(), "results-relay")
