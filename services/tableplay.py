@@ -195,7 +195,7 @@ class TablePlay:
                 record, answer = await self.store.commit(table_id, change, act_key)
                 if answer is None:
                     assert record is not None
-                    await self.announcer.announce(record)  # news leaves in commit order
+                    await self.announcer.announce(record)  # in commit order; never raises
         except RuleError as err:
             ACTIONS.labels(game_name, "refused", err.code.value).inc()
             return await self.store.remember_refusal(table_id, act_key, err), None
@@ -249,10 +249,12 @@ class PlayService(Service):
         self.play = TablePlay(runtime, self.games, self.name, runtime.settings)
 
     async def start(self) -> None:
-        """Clocks (turn deadlines, bots, round limits) and the results relay."""
+        """Clocks (turn deadlines, bots, round limits) and, once per process, the results relay
+        (the outbox is one for the deployment; a second relay in the process adds nothing)."""
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
-        self.spawn(self.play.announcer.relay_forever(), "results-relay")
+        if self.runtime.claim("results-relay"):
+            self.spawn(self.play.announcer.relay_forever(), "results-relay")
         self.spawn(self._count_live_tables(), "live-tables")
 
     async def _count_live_tables(self, interval: float = 5.0) -> None:

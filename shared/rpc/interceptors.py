@@ -24,6 +24,7 @@ from shared.logs import get_logger
 from shared.metrics import RPC_LATENCY
 from shared.rpc.auth import TokenSigner, bearer_token, set_identity
 from shared.rpc.errors import ServiceError, rule_error_trailers
+from shared.runtime import UNREACHABLE
 
 log = get_logger("rpc")
 
@@ -111,6 +112,9 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
             await context.abort(code, message, trailing_metadata=trailers)
         if isinstance(exc, ServiceError):
             await context.abort(exc.code, exc.message)
+        if isinstance(exc, UNREACHABLE):
+            log.warning("dependency_unreachable", error=repr(exc))
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "a backing server is unreachable; retry")
         if isinstance(exc, NotImplementedError):
             method = structlog.contextvars.get_contextvars().get("method", "this method")
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method} is not available yet")

@@ -4,6 +4,9 @@ Live news is best effort (subscribers heal gaps from the Redis log). Results
 must not be lost: the commit script put "table|seq" into the outbox; it leaves
 the outbox only once JetStream acknowledged the publish, and a relay retries
 whatever stayed. ``Nats-Msg-Id`` makes a retried publish a no-op.
+
+So an announcement that fails (NATS away) is logged and forgotten: the commit
+stands, and whoever made it answers from it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 from shared.logs import get_logger
 from shared.metrics import RESULTS_PUBLISHED
-from shared.runtime import Runtime
+from shared.runtime import UNREACHABLE, Runtime
 from shared.tables.records import CommitRecord
 from shared.tables.store import RESULT_EVENTS, TableStore
 from shared.tasks import not_cancelled
@@ -24,6 +27,8 @@ log = get_logger("announce")
 
 #: Outbox entries older than this are retried by the relay.
 RELAY_AFTER_SECONDS = 3.0
+#: How long a commit's own results publish waits for JetStream (the relay covers a slow one).
+PUBLISH_TIMEOUT = 1.0
 
 
 def live_subject(runtime: Runtime, table_id: str) -> str:
@@ -47,24 +52,28 @@ def result_messages(record: CommitRecord) -> list[tuple[str, str, dict[str, Any]
 
 
 class Announcer:
-    """Publishes commits; one per process, shared by the services in it."""
+    """Publishes the commits of one service; the relay runs once per process (Runtime.claim)."""
 
     def __init__(self, runtime: Runtime, store: TableStore) -> None:
         self.runtime = runtime
         self.store = store
 
     async def announce(self, record: CommitRecord) -> None:
-        """Live news for subscribers everywhere, then the results (if any)."""
-        await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
-                                        record.encode())
-        if any(e.get("type") in RESULT_EVENTS for e in record.events):
-            await self.publish_results(record)
+        """Live news for subscribers everywhere, then the results (if any); never raises."""
+        try:
+            await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
+                                            record.encode())
+            if any(e.get("type") in RESULT_EVENTS for e in record.events):
+                await self.publish_results(record, PUBLISH_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - the commit stands; the log and the outbox heal
+            log.warning("announce_failed", table_id=record.meta.table_id, seq=record.seq,
+                        error=repr(exc), healing="subscribers read the log; the relay re-publishes")
 
-    async def publish_results(self, record: CommitRecord) -> None:
+    async def publish_results(self, record: CommitRecord, timeout: float | None = None) -> None:
         """Publish every result of the commit and clear its outbox entry once acknowledged."""
         for kind, msg_id, payload in result_messages(record):
             subject = self.runtime.subject("results", record.meta.game, kind)
-            await self.runtime.js.publish(subject, json.dumps(payload).encode(),
+            await self.runtime.js.publish(subject, json.dumps(payload).encode(), timeout=timeout,
                                           headers={"Nats-Msg-Id": msg_id})
             RESULTS_PUBLISHED.labels(kind).inc()
         await self.runtime.redis.zrem(self.store.outbox_key(),
@@ -76,6 +85,8 @@ class Announcer:
             await asyncio.sleep(interval)
             try:
                 await self.relay_once()
+            except UNREACHABLE as exc:  # Redis or NATS away: the next turn tries again
+                log.warning("relay_paused", error=repr(exc))
             except Exception:
                 log.exception("relay_failed")
 

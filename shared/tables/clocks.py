@@ -17,6 +17,7 @@ from shared.games.errors import RuleError
 from shared.games.registry import bot_levels
 from shared.logs import get_logger
 from shared.metrics import TURN_CLOCK_EXPIRIES
+from shared.runtime import UNREACHABLE
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, DeadlinePolicy, NothingToDo, TableStore
 from shared.tasks import not_cancelled
@@ -25,6 +26,8 @@ log = get_logger("clocks")
 
 #: Deadline key prefix of a round time limit; the key names the round ("round:2").
 ROUND_PREFIX = "round:"
+#: How long a clock worker waits after Redis did not answer.
+PAUSE_SECONDS = 0.5
 _REINDEX = """
 if redis.call('HGET', KEYS[1], 'seq') ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then
@@ -108,6 +111,10 @@ class ClockWorker:
         while not_cancelled():
             try:
                 fired = await self.run_once()
+            except UNREACHABLE as exc:  # Redis away: no traceback storm, try again in a while
+                log.warning("clock_paused", error=repr(exc))
+                await asyncio.sleep(PAUSE_SECONDS)
+                fired = 0
             except Exception:
                 log.exception("clock_failed")
                 fired = 0
