@@ -57,6 +57,8 @@ class Settings:
     bot_delay_seconds: float = 0.8
     #: Replicas of each JetStream stream (3 in a NATS cluster; at most the cluster's size).
     stream_replicas: int = 1
+    #: The AOF fsync policy of a Redis that `stammtisch up` starts: everysec, always or off.
+    redis_fsync: str = "everysec"
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -80,4 +82,5 @@ class Settings:
             actions_per_second=_float("STAMMTISCH_ACTIONS_PER_SECOND", cls.actions_per_second),
             bot_delay_seconds=_float("STAMMTISCH_BOT_DELAY", cls.bot_delay_seconds),
             stream_replicas=_int("STAMMTISCH_STREAM_REPLICAS", cls.stream_replicas),
+            redis_fsync=(env("STAMMTISCH_REDIS_FSYNC") or cls.redis_fsync).lower(),
         )

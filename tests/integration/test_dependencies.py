@@ -16,15 +16,15 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from play_support import play_one, seated_table
 from test_scoring_support import auth, finished, scoring, table_results, wait_for
 
 from services.runner import SERVICE_NAMES, Running, running_services
 from services.tableplay import PlayService
 from shared.config import Settings
-from shared.games.registry import bot_levels
-from shared.localinfra import LocalServer, free_port, start_nats, start_redis
+from shared.localinfra import LocalServer, server_pair
 from shared.runtime import open_runtime
-from shared.sdk.client import Endpoints, StammtischClient
+from shared.sdk.client import Endpoints
 
 pytestmark = pytest.mark.integration
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -35,45 +35,25 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 class OwnServers:
     """A Redis and a NATS of one test, which it may kill and start again on the same port and data."""
 
-    data_dir: Path
-    redis_port: int
-    nats_port: int
-    redis: LocalServer | None = None
-    nats: LocalServer | None = None
-
-    def start_redis(self) -> None:
-        self.redis = start_redis(self.redis_port, self.data_dir / "redis")
-
-    def start_nats(self) -> None:
-        self.nats = start_nats(self.nats_port, self.data_dir / "nats")
+    redis: LocalServer
+    nats: LocalServer
 
     @staticmethod
-    def kill(server: LocalServer | None) -> None:
+    def kill(server: LocalServer) -> None:
         """SIGKILL: no goodbye to the clients."""
-        assert server is not None
+        assert server.process is not None
         server.process.kill()
         server.process.wait()
-
-    def stop(self) -> None:
-        for server in (self.nats, self.redis):
-            if server is not None:
-                server.stop()
 
 
 @pytest.fixture
 def own(tmp_path: Path) -> Iterator[OwnServers]:
-    servers = OwnServers(tmp_path, free_port(), free_port())
-    try:
-        servers.start_redis()
-        servers.start_nats()
-        yield servers
-    finally:
-        servers.stop()
+    with server_pair(tmp_path) as (redis, nats):
+        yield OwnServers(redis, nats)
 
 
 @pytest.fixture
 def own_settings(settings: Settings, own: OwnServers) -> Settings:
-    assert own.redis is not None and own.nats is not None
     return dataclasses.replace(settings, redis_url=own.redis.url, nats_url=own.nats.url)
 
 
@@ -98,40 +78,15 @@ async def health(services: dict[str, Running]) -> set[int]:
     return statuses
 
 
-async def seated_stich_table(ends: Endpoints) -> tuple[list[StammtischClient], str]:
-    """Three logged-in players at a running Willi Stich table (round 1: one card each)."""
-    clients = [StammtischClient(ends) for _ in range(3)]
-    for index, client in enumerate(clients):
-        await client.login(f"p{index}")
-    table = await clients[0].create_table("willi-stich", 3, join=True, turn_seconds=0)
-    for index, client in enumerate(clients[1:], 1):
-        await client.join(table.table_id, seat=index)
-    for client in clients:
-        await client.ready(table.table_id)
-    await clients[0].wait_for_game(table.table_id)
-    return clients, table.table_id
-
-
-async def play_one(clients: list[StammtischClient], table_id: str, rng: random.Random) -> tuple[int, list]:
-    """The seat to act plays a heuristic move; returns the acknowledged seq and its events."""
-    bot = bot_levels("willi-stich")["heuristic"]()
-    for client in clients:
-        view = (await client.view(table_id)).view
-        if view["legal"]:
-            update = await client.act(table_id, bot.choose(view, rng))
-            return update.seq, update.events
-    raise AssertionError("nobody to act")
-
-
 async def test_health_follows_redis_and_nats(own: OwnServers, services: dict[str, Running]) -> None:
     assert await health(services) == {SERVING}
     own.kill(own.redis)
     await wait_for(lambda: _is(services, {NOT_SERVING}))
-    own.start_redis()
+    own.redis.start()
     await wait_for(lambda: _is(services, {SERVING}))
     own.kill(own.nats)
     await wait_for(lambda: _is(services, {NOT_SERVING}))
-    own.start_nats()
+    own.nats.start()
     await wait_for(lambda: _is(services, {SERVING}), timeout=15)
 
 
@@ -141,7 +96,7 @@ async def _is(services: dict[str, Running], expected: set[int]) -> bool:
 
 async def test_a_nats_restart_restores_live_news_results_and_scoring(
         own: OwnServers, own_settings: Settings, services: dict[str, Running]) -> None:
-    clients, table_id = await seated_stich_table(endpoints(services))
+    clients, table_id = await seated_table(endpoints(services), "willi-stich", 3)  # round 1: 1 card
     engine = services["engine"].service
     assert isinstance(engine, PlayService)
     try:
@@ -149,11 +104,11 @@ async def test_a_nats_restart_restores_live_news_results_and_scoring(
         first = await anext(updates)  # the stream's live subscription now exists
         feed = engine.play.feeds._subs[table_id]
         own.kill(own.nats)
-        own.start_nats()
+        own.nats.start()
         await wait_for(lambda: engine.runtime.nats.is_connected, timeout=15)
 
         delivered = feed.delivered
-        seq, _ = await play_one(clients, table_id, random.Random(1))
+        seq, *_ = await play_one(clients, table_id, "willi-stich", random.Random(1))
         await wait_for(lambda: feed.delivered > delivered)  # the same subscription hears news again
         seen = [first.seq]
         while seen[-1] < seq:
@@ -187,7 +142,7 @@ async def test_a_protocol_error_from_nats_reconnects_instead_of_closing(settings
 
 async def test_an_act_answers_from_its_commit_while_nats_is_down(
         own: OwnServers, services: dict[str, Running]) -> None:
-    clients, table_id = await seated_stich_table(endpoints(services))
+    clients, table_id = await seated_table(endpoints(services), "willi-stich", 3)  # round 1: 1 card
     engine = services["engine"].service
     assert isinstance(engine, PlayService)
     try:
@@ -195,14 +150,14 @@ async def test_an_act_answers_from_its_commit_while_nats_is_down(
         own.kill(own.nats)
         acknowledged = []
         while True:  # round 1 ends after three calls and three cards: its last act has a result
-            seq, events = await play_one(clients, table_id, rng)
+            seq, _seat, _action, events = await play_one(clients, table_id, "willi-stich", rng)
             acknowledged.append(seq)
             if any(e.get("type") == "round_over" for e in events):
                 break
         store = engine.play.store
         assert [r.seq for r in await store.log_after(table_id, acknowledged[0] - 1)] == acknowledged
         assert await store.redis.zcard(store.outbox_key()) == 1  # the result waits for JetStream
-        own.start_nats()
+        own.nats.start()
 
         async def relayed() -> bool:
             return await store.redis.zcard(store.outbox_key()) == 0
