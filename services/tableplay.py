@@ -229,12 +229,15 @@ class TablePlay:
         head = await self.store.head(table_id)
         self._check_game(head)
         OPEN_STREAMS.labels(self.service).inc()
+        # aclosing: when this stream is closed (its client gone), the feed closes at once too
+        # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
         try:
-            async for record in self.feeds.commits(table_id, after_seq):
-                update = self.update_for(record, self._seat(record, who))
-                if record.seq > head.seq:
-                    EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
-                yield update
+            async with contextlib.aclosing(self.feeds.commits(table_id, after_seq)) as commits:
+                async for record in commits:
+                    update = self.update_for(record, self._seat(record, who))
+                    if record.seq > head.seq:
+                        EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
+                    yield update
         finally:
             OPEN_STREAMS.labels(self.service).dec()
 

@@ -57,6 +57,9 @@ class Settings:
     bot_delay_seconds: float = 0.8
     #: Replicas of each JetStream stream (3 in a NATS cluster; at most the cluster's size).
     stream_replicas: int = 1
+    #: Seconds between the server's keepalive pings on an idle connection; a client that
+    #: answers none (its network vanished without a word) loses its streams.
+    keepalive_seconds: float = 30.0
     #: The AOF fsync policy of a Redis that `stammtisch up` starts: everysec, always or off.
     redis_fsync: str = "everysec"
 
@@ -82,5 +85,6 @@ class Settings:
             actions_per_second=_float("STAMMTISCH_ACTIONS_PER_SECOND", cls.actions_per_second),
             bot_delay_seconds=_float("STAMMTISCH_BOT_DELAY", cls.bot_delay_seconds),
             stream_replicas=_int("STAMMTISCH_STREAM_REPLICAS", cls.stream_replicas),
+            keepalive_seconds=_float("STAMMTISCH_KEEPALIVE_SECONDS", cls.keepalive_seconds),
             redis_fsync=(env("STAMMTISCH_REDIS_FSYNC") or cls.redis_fsync).lower(),
         )

@@ -107,6 +107,8 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
 
     async def _fail(self, context: grpc.aio.ServicerContext, exc: Exception) -> None:
         """Turn an exception into the call's status (context.abort raises)."""
+        if context.done():  # the client is gone: a status sent now fails inside grpc (a traceback)
+            raise asyncio.CancelledError
         if isinstance(exc, RuleError):
             code, message, trailers = rule_error_trailers(exc)
             await context.abort(code, message, trailing_metadata=trailers)
@@ -162,8 +164,9 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
             async with self._call(method, metadata, public, context):
                 result = behavior(request, context)
                 if inspect.isasyncgen(result):
-                    async for item in result:
-                        yield item
+                    async with contextlib.aclosing(result):  # a closed call closes the handler now
+                        async for item in result:
+                            yield item
                 else:
                     await result
         return wrapper

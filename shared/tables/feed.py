@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -61,7 +61,7 @@ class TableFeeds:
                     queue.put_nowait(record)  # a full queue heals from the log
         return callback
 
-    async def commits(self, table_id: str, after_seq: int) -> AsyncIterator[CommitRecord]:
+    async def commits(self, table_id: str, after_seq: int) -> AsyncGenerator[CommitRecord, None]:
         """Every commit with seq > after_seq, in order, forever: the log first, then live."""
         async with self._watch(table_id) as queue:
             last = after_seq
