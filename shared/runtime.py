@@ -33,6 +33,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from shared.config import Settings
+from shared.ids import check_name_part
 from shared.logs import get_logger
 
 log = get_logger("runtime")
@@ -131,12 +132,17 @@ class Runtime:
     _claimed: set[str] = field(default_factory=set)
 
     def key(self, *parts: str) -> str:
-        """A Redis key in this deployment's namespace."""
-        return ":".join((self.settings.key_prefix, *parts))
+        """A Redis key in this deployment's namespace (each part checked: IdError)."""
+        return ":".join((self.settings.key_prefix, *map(check_name_part, parts)))
 
     def subject(self, *parts: str) -> str:
-        """A NATS subject in this deployment's namespace."""
-        return ".".join((self.settings.key_prefix, *parts))
+        """A NATS subject in this deployment's namespace (each part checked: IdError)."""
+        return ".".join((self.settings.key_prefix, *map(check_name_part, parts)))
+
+    def subject_pattern(self, *parts: str) -> str:
+        """A subject to subscribe to: like :meth:`subject`, but a part may be a wildcard token."""
+        return ".".join((self.settings.key_prefix,
+                         *(part if part in ("*", ">") else check_name_part(part) for part in parts)))
 
     def claim(self, work: str) -> bool:
         """True for the first caller only: work one process does once, however many
