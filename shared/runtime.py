@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import nats.errors
+import nats.js.errors
 import redis.asyncio as aioredis
 import redis.exceptions
 from nats.aio.client import Client as NATS
@@ -42,7 +43,8 @@ log = get_logger("runtime")
 UNREACHABLE: tuple[type[Exception], ...] = (
     redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
     nats.errors.ConnectionClosedError, nats.errors.TimeoutError, nats.errors.NoServersError,
-    nats.errors.OutboundBufferLimitError, nats.errors.StaleConnectionError)
+    nats.errors.OutboundBufferLimitError, nats.errors.StaleConnectionError,
+    nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError)
 
 #: Redis: attempts after the first, and the backoff between them (about 1.5 s in all).
 REDIS_RETRIES = 5
@@ -174,7 +176,9 @@ async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIte
         log.info("runtime_connected", redis=settings.redis_url, nats=settings.nats_url)
         yield Runtime(settings, redis, nc, js)
     finally:
-        if not nc.is_closed:
+        if nc.is_reconnecting or nc.is_connecting:
+            await nc.close()  # no server to drain to; waiting for one would hang the shutdown
+        elif not nc.is_closed:
             await nc.drain()
         await redis.aclose()
         log.info("runtime_closed")

@@ -47,8 +47,8 @@ BARE_CALLS = 2000
 #: Writes per Redis persistence setting (fsync on every write is the slow one).
 FSYNC_CALLS = 1000
 ENGINE_SECONDS = 2.0
-#: The stack for the arbiter steps: rate limits out of the way, quiet logs (a full stderr pipe
-#: would stall the child), server bots never involved.
+#: The stack for the arbiter steps: rate limits out of the way, quiet logs (less work in the
+#: measured process), server bots never involved.
 STACK_ENV = {"STAMMTISCH_ACTIONS_PER_SECOND": "1000000", "STAMMTISCH_LOG_LEVEL": "error",
              "STAMMTISCH_LOG_FORMAT": "json"}
 

@@ -170,3 +170,10 @@ async def test_an_act_answers_from_its_commit_while_nats_is_down(
         assert message.headers["Nats-Msg-Id"].startswith(f"{table_id}:{acknowledged[-1]}:")
     finally:
         await asyncio.gather(*(c.close() for c in clients))
+
+
+async def test_the_services_stop_cleanly_while_nats_is_away(own: OwnServers, own_settings: Settings) -> None:
+    async with running_services(own_settings, SERVICE_NAMES) as running:
+        own.kill(own.nats)
+        await wait_for(lambda: not running[0].service.runtime.nats.is_connected)
+    assert running[0].service.runtime.nats.is_closed
