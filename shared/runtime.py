@@ -1,8 +1,8 @@
 """Connections every service shares in one process: Redis, NATS and JetStream.
 
 Opening the runtime declares the JetStream streams, so a fresh NATS server is
-usable at once; closing it drains NATS (in-flight messages are delivered)
-and closes Redis.
+usable at once; closing it drains NATS (in-flight messages are delivered;
+while NATS is away it just closes) and closes Redis.
 
 Both connections outlive their servers. NATS reconnects forever with backoff
 and replays its subscriptions (nats-py does that on reconnect); a protocol
@@ -10,7 +10,8 @@ error from the server (such as "maximum control line exceeded") reconnects
 too instead of closing the connection for good. Redis commands are retried a
 bounded number of times with exponential backoff, which is safe here: every
 write is idempotent when re-sent (a table commit is a compare-and-set that
-answers a repeated action id with its first answer, see shared/tables/store.py).
+answers a repeated action id, or game start, with its first answer; see
+shared/tables/store.py and tests/integration/test_retry.py).
 While a server is away for longer, calls fail with an error of
 :data:`UNREACHABLE`, which clients get as UNAVAILABLE.
 """
