@@ -177,3 +177,16 @@ async def test_the_services_stop_cleanly_while_nats_is_away(own: OwnServers, own
         own.kill(own.nats)
         await wait_for(lambda: not running[0].service.runtime.nats.is_connected)
     assert running[0].service.runtime.nats.is_closed
+
+
+async def test_an_act_while_redis_is_down_is_unavailable_not_internal(
+        own: OwnServers, services: dict[str, Running]) -> None:
+    clients, table_id = await seated_table(endpoints(services), "willi-stich", 3)
+    try:
+        own.kill(own.redis)
+        for client in clients:  # nobody can even read the table: nothing was committed
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await client.act(table_id, {"type": "call", "tricks": 0}, attempts=1)
+            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
