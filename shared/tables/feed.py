@@ -72,7 +72,11 @@ class TableFeeds:
                         yield record
                         last = record.seq
                 try:
-                    record = await asyncio.wait_for(queue.get(), IDLE_CHECK_SECONDS)
+                    # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result
+                    # instead of raising when a cancellation arrives together with it, and the
+                    # stream of a vanished client would run on (sending into a dead call) forever.
+                    async with asyncio.timeout(IDLE_CHECK_SECONDS):
+                        record = await queue.get()
                 except TimeoutError:
                     read_log = True
                     continue

@@ -26,7 +26,13 @@ from services.launch import LaunchedStack, start_stack
 from services.runner import SERVICE_NAMES, running_services
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.config import Settings
+from shared.games.registry import engine_class
+from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient
+from shared.tables.clocks import deadline_policy
+from shared.tables.feed import TableFeeds
+from shared.tables.records import TableMeta
+from shared.tables.store import TableStore
 
 pytestmark = pytest.mark.integration
 
@@ -134,3 +140,28 @@ async def test_keepalive_closes_the_stream_of_a_client_behind_a_silent_network(s
                 await channel.close(grace=None)
         finally:
             await asyncio.gather(*(c.close() for c in clients))
+
+
+async def test_a_cancelled_stream_ends_even_when_news_arrives_at_the_same_moment(runtime: Runtime) -> None:
+    """asyncio.wait_for (Python 3.11) returns the result instead of raising when a cancellation
+    and the awaited result arrive together; a stream of a vanished client then ran on forever."""
+    store = TableStore(runtime, deadline_policy(0.05))
+    first = await store.create(TableMeta("same-moment", "willi", ["a", "b", "c", "d"]),
+                               engine_class("willi").new(4, {}, 1), [{"type": "game_started"}])
+    feeds = TableFeeds(runtime, store)
+    seen: list[int] = []
+
+    async def stream() -> None:
+        async for record in feeds.commits("same-moment", first.seq):
+            seen.append(record.seq)
+
+    task = asyncio.create_task(stream())
+    while "same-moment" not in feeds._queues:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)  # waiting for news now
+    (queue,) = feeds._queues["same-moment"]
+    queue.put_nowait(dataclasses.replace(first, seq=first.seq + 1))
+    task.cancel()
+    await asyncio.sleep(0.2)
+    assert task.done(), f"the stream went on after its cancellation (saw {seen})"
+    assert "same-moment" not in feeds._queues  # and gave up its subscription
