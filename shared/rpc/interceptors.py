@@ -220,7 +220,7 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         except grpc.aio.AbortError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status
-            status = grpc.StatusCode.UNKNOWN
+            status = grpc.StatusCode.CANCELLED if context.done() else grpc.StatusCode.UNKNOWN
             await self._fail(context, exc)
         finally:
             self._finish(method, context, started, status)
