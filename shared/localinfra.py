@@ -34,18 +34,29 @@ REDIS_FSYNC = ("everysec", "always", "off")
 
 @dataclass
 class LocalServer:
-    """A server process we started, with the URL clients use and how to start it again."""
+    """A server process we started, with the URL clients use and, when known, how to start it
+    again (the command and its log file)."""
 
     name: str
     url: str
-    command: list[str]
-    log: Path
-    process: subprocess.Popen[bytes] | None = None
+    process: subprocess.Popen[bytes]
+    command: list[str] | None = None
+    log: Path | None = None
 
-    def start(self, timeout: float = 15.0) -> LocalServer:
-        """Start the process (again) and wait until it accepts connections."""
-        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+    @classmethod
+    def launch(cls, name: str, url: str, command: list[str], log: Path,
+               timeout: float = 15.0) -> LocalServer:
+        """Start ``command`` and wait until it accepts connections at ``url``."""
+        return cls(name, url, _spawn(command), command, log)._wait(timeout)
+
+    def restart(self, timeout: float = 15.0) -> LocalServer:
+        """Start the same command again (same port, same data) and wait for it."""
+        if self.command is None:
+            raise RuntimeError(f"{self.name} cannot be restarted: its command is not known")
+        self.process = _spawn(self.command)
+        return self._wait(timeout)
+
+    def _wait(self, timeout: float) -> LocalServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -56,20 +67,29 @@ class LocalServer:
         self.stop()
         raise RuntimeError(f"{self.name} did not start within {timeout}s; see {self.log}")
 
+    def kill(self) -> None:
+        """SIGKILL, as in a crash (no clean shutdown), and reap the process."""
+        self.process.kill()
+        self.process.wait()
+
     @property
     def alive(self) -> bool:
         """The process runs."""
-        return self.process is not None and self.process.poll() is None
+        return self.process.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate politely, then kill; always reap the process."""
-        if self.process is not None and self.process.poll() is None:
+        if self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def _spawn(command: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def free_port() -> int:
@@ -80,13 +100,16 @@ def free_port() -> int:
 
 
 def answers(url: str, timeout: float = 0.5) -> bool:
-    """True when something accepts TCP connections at the URL's host and port."""
-    parsed = urlparse(url)
-    try:
-        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 0), timeout):
-            return True
-    except OSError:
-        return False
+    """True when something accepts TCP connections at the URL's host and port
+    (at any of them, for a comma-separated list such as a NATS cluster's)."""
+    for one in url.split(","):
+        parsed = urlparse(one.strip())
+        try:
+            with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 0), timeout):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def binary(name: str) -> str:
@@ -109,7 +132,7 @@ def start_redis(port: int, data_dir: Path, fsync: str = "off") -> LocalServer:
                    else ["--appendonly", "yes", "--appendfsync", fsync])
     command = [binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                *persistence, "--dir", str(data_dir), "--logfile", str(log)]
-    return LocalServer("redis-server", f"redis://127.0.0.1:{port}/0", command, log).start()
+    return LocalServer.launch("redis-server", f"redis://127.0.0.1:{port}/0", command, log)
 
 
 def start_nats(port: int, data_dir: Path) -> LocalServer:
@@ -118,7 +141,7 @@ def start_nats(port: int, data_dir: Path) -> LocalServer:
     log = data_dir / "nats.log"
     command = [binary("nats-server"), "-a", "127.0.0.1", "-p", str(port), "-js",
                "-sd", str(data_dir / "jetstream"), "-l", str(log)]
-    return LocalServer("nats-server", f"nats://127.0.0.1:{port}", command, log).start()
+    return LocalServer.launch("nats-server", f"nats://127.0.0.1:{port}", command, log)
 
 
 class Supervisor:
@@ -146,10 +169,10 @@ class Supervisor:
                     self._restart(server)
 
     def _restart(self, server: LocalServer) -> None:
-        code = server.process.returncode if server.process is not None else None
-        log.warning("local_server_died", name=server.name, url=server.url, returncode=code)
+        log.warning("local_server_died", name=server.name, url=server.url,
+                    returncode=server.process.returncode)
         try:
-            server.start()
+            server.restart()
         except RuntimeError as err:  # e.g. the port is taken meanwhile: try again next turn
             log.error("local_server_restart_failed", name=server.name, error=str(err))
             return

@@ -92,23 +92,24 @@ class ResilientNats(NATS):
         await self._process_op_err(error)
 
 
-async def connect_nats(url: str, name: str) -> NATS:
-    """A NATS connection that reconnects forever and logs what happens to it."""
+async def connect_nats(servers: list[str], name: str) -> NATS:
+    """A NATS connection (to one server or a cluster) that reconnects forever and logs what
+    happens to it."""
 
     async def on_error(error: Exception) -> None:
         log.warning("nats_error", error=repr(error))
 
     async def on_disconnected() -> None:
-        log.warning("nats_disconnected", url=url)
+        log.warning("nats_disconnected", servers=servers)
 
     async def on_reconnected() -> None:
-        log.info("nats_reconnected", url=url)
+        log.info("nats_reconnected", url=str(client.connected_url.geturl()) if client.connected_url else "")
 
     async def on_closed() -> None:
-        log.info("nats_closed", url=url)
+        log.info("nats_closed", servers=servers)
 
     client = ResilientNats()
-    await client.connect(url, name=name, max_reconnect_attempts=-1,
+    await client.connect(servers, name=name, max_reconnect_attempts=-1,
                          reconnect_time_wait=NATS_RECONNECT_WAIT,  # type: ignore[arg-type]
                          error_cb=on_error, disconnected_cb=on_disconnected,
                          reconnected_cb=on_reconnected, closed_cb=on_closed)
@@ -170,7 +171,7 @@ async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIte
     """Connect to Redis and NATS, declare streams; drain and close on exit."""
     redis = connect_redis(settings.redis_url)
     await redis.ping()
-    nc = await connect_nats(settings.nats_url, name)
+    nc = await connect_nats(settings.nats_servers, name)
     js = nc.jetstream()
     try:
         await declare_streams(js, settings)

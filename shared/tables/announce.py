@@ -11,17 +11,16 @@ stands, and whoever made it answers from it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
 
 from shared.logs import get_logger
 from shared.metrics import RESULTS_PUBLISHED
-from shared.runtime import UNREACHABLE, Runtime
+from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
 from shared.tables.store import RESULT_EVENTS, TableStore
-from shared.tasks import not_cancelled
+from shared.tasks import poll_forever
 
 log = get_logger("announce")
 
@@ -59,7 +58,14 @@ class Announcer:
         self.store = store
 
     async def announce(self, record: CommitRecord) -> None:
-        """Live news for subscribers everywhere, then the results (if any); never raises."""
+        """Live news for subscribers everywhere, then the results (if any); never raises.
+
+        The commit is already in Redis with its results in the outbox, so a
+        NATS or JetStream that cannot take them now (a server gone, a stream
+        leader election in a cluster) does not fail the action: live
+        subscribers read the gap from the log, and the relay publishes the
+        results once JetStream answers again.
+        """
         try:
             await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
                                             record.encode())
@@ -81,14 +87,7 @@ class Announcer:
 
     async def relay_forever(self, interval: float = 1.0) -> None:
         """Re-publish results whose publisher died before JetStream acknowledged them."""
-        while not_cancelled():
-            await asyncio.sleep(interval)
-            try:
-                await self.relay_once()
-            except UNREACHABLE as exc:  # Redis or NATS away: the next turn tries again
-                log.warning("relay_paused", error=repr(exc))
-            except Exception:
-                log.exception("relay_failed")
+        await poll_forever(self.relay_once, interval, log, "relay_failed")
 
     async def relay_once(self) -> int:
         """One pass over stale outbox entries; returns how many were re-published."""

@@ -33,17 +33,10 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 @dataclass
 class OwnServers:
-    """A Redis and a NATS of one test, which it may kill and start again on the same port and data."""
+    """A Redis and a NATS of one test, which it may kill and restart on the same port and data."""
 
     redis: LocalServer
     nats: LocalServer
-
-    @staticmethod
-    def kill(server: LocalServer) -> None:
-        """SIGKILL: no goodbye to the clients."""
-        assert server.process is not None
-        server.process.kill()
-        server.process.wait()
 
 
 @pytest.fixture
@@ -80,13 +73,13 @@ async def health(services: dict[str, Running]) -> set[int]:
 
 async def test_health_follows_redis_and_nats(own: OwnServers, services: dict[str, Running]) -> None:
     assert await health(services) == {SERVING}
-    own.kill(own.redis)
+    own.redis.kill()
     await wait_for(lambda: _is(services, {NOT_SERVING}))
-    own.redis.start()
+    own.redis.restart()
     await wait_for(lambda: _is(services, {SERVING}))
-    own.kill(own.nats)
+    own.nats.kill()
     await wait_for(lambda: _is(services, {NOT_SERVING}))
-    own.nats.start()
+    own.nats.restart()
     await wait_for(lambda: _is(services, {SERVING}), timeout=15)
 
 
@@ -103,8 +96,8 @@ async def test_a_nats_restart_restores_live_news_results_and_scoring(
         updates = clients[0].updates(table_id, 0)
         first = await anext(updates)  # the stream's live subscription now exists
         feed = engine.play.feeds._subs[table_id]
-        own.kill(own.nats)
-        own.nats.start()
+        own.nats.kill()
+        own.nats.restart()
         await wait_for(lambda: engine.runtime.nats.is_connected, timeout=15)
 
         delivered = feed.delivered
@@ -147,7 +140,7 @@ async def test_an_act_answers_from_its_commit_while_nats_is_down(
     assert isinstance(engine, PlayService)
     try:
         rng = random.Random(3)
-        own.kill(own.nats)
+        own.nats.kill()
         acknowledged = []
         while True:  # round 1 ends after three calls and three cards: its last act has a result
             seq, _seat, _action, events = await play_one(clients, table_id, "willi-stich", rng)
@@ -157,7 +150,7 @@ async def test_an_act_answers_from_its_commit_while_nats_is_down(
         store = engine.play.store
         assert [r.seq for r in await store.log_after(table_id, acknowledged[0] - 1)] == acknowledged
         assert await store.redis.zcard(store.outbox_key()) == 1  # the result waits for JetStream
-        own.nats.start()
+        own.nats.restart()
 
         async def relayed() -> bool:
             return await store.redis.zcard(store.outbox_key()) == 0
@@ -174,7 +167,7 @@ async def test_an_act_answers_from_its_commit_while_nats_is_down(
 
 async def test_the_services_stop_cleanly_while_nats_is_away(own: OwnServers, own_settings: Settings) -> None:
     async with running_services(own_settings, SERVICE_NAMES) as running:
-        own.kill(own.nats)
+        own.nats.kill()
         await wait_for(lambda: not running[0].service.runtime.nats.is_connected)
     assert running[0].service.runtime.nats.is_closed
 
@@ -183,7 +176,7 @@ async def test_an_act_while_redis_is_down_is_unavailable_not_internal(
         own: OwnServers, services: dict[str, Running]) -> None:
     clients, table_id = await seated_table(endpoints(services), "willi-stich", 3)
     try:
-        own.kill(own.redis)
+        own.redis.kill()
         for client in clients:  # nobody can even read the table: nothing was committed
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await client.act(table_id, {"type": "call", "tricks": 0}, attempts=1)
