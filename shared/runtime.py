@@ -45,7 +45,8 @@ UNREACHABLE: tuple[type[Exception], ...] = (
     redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
     nats.errors.ConnectionClosedError, nats.errors.TimeoutError, nats.errors.NoServersError,
     nats.errors.OutboundBufferLimitError, nats.errors.StaleConnectionError,
-    nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError)
+    nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError,
+    nats.js.errors.NoStreamResponseError)
 
 #: Redis: attempts after the first, and the backoff between them (about 1.5 s in all).
 REDIS_RETRIES = 5

@@ -30,7 +30,8 @@ async def cut(runtime: Runtime) -> AsyncIterator[tuple[FaultyProxy, TableStore]]
     async with FaultyProxy(url.hostname or "127.0.0.1", url.port or 6379).running() as proxy:
         redis = connect_redis(f"redis://127.0.0.1:{proxy.port}/0")
         try:
-            yield proxy, TableStore(dataclasses.replace(runtime, redis=redis), deadline_policy(0.05))
+            policy = deadline_policy(0.05, runtime.settings.idle_close_seconds)
+            yield proxy, TableStore(dataclasses.replace(runtime, redis=redis), policy)
         finally:
             await redis.aclose()
 

@@ -145,7 +145,7 @@ async def test_keepalive_closes_the_stream_of_a_client_behind_a_silent_network(s
 async def test_a_cancelled_stream_ends_even_when_news_arrives_at_the_same_moment(runtime: Runtime) -> None:
     """asyncio.wait_for (Python 3.11) returns the result instead of raising when a cancellation
     and the awaited result arrive together; a stream of a vanished client then ran on forever."""
-    store = TableStore(runtime, deadline_policy(0.05))
+    store = TableStore(runtime, deadline_policy(0.05, runtime.settings.idle_close_seconds))
     first = await store.create(TableMeta("same-moment", "willi", ["a", "b", "c", "d"]),
                                engine_class("willi").new(4, {}, 1), [{"type": "game_started"}])
     feeds = TableFeeds(runtime, store)
