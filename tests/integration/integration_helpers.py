@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import random
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from shared.games.registry import bot_levels
 from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.clocks import deadline_policy
@@ -60,6 +62,28 @@ async def seated_table(clients: Sequence[StammtischClient], game: str, **options
     for client in clients:
         await client.ready(table.table_id)
     return table.table_id
+
+
+async def seated_players(places: Endpoints | Sequence[Endpoints], game: str, seats: int,
+                         **options: int) -> tuple[list[StammtischClient], str]:
+    """Logged-in players p0, p1, ... in every seat of a new table of ``game``, its game running."""
+    clients = await log_in(places, *(f"p{seat}" for seat in range(seats)))
+    table_id = await seated_table(clients, game, **options)
+    await clients[0].wait_for_game(table_id)
+    return clients, table_id
+
+
+async def play_one(clients: Sequence[StammtischClient], table_id: str, game: str,
+                   rng: random.Random) -> tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
+    """The first seat with a legal move plays a heuristic one: (acknowledged seq, seat, action, events)."""
+    bot = bot_levels(game)["heuristic"]()
+    for seat, client in enumerate(clients):
+        view = (await client.view(table_id)).view
+        if view["legal"]:
+            action = bot.choose(view, rng)
+            update = await client.act(table_id, action)
+            return update.seq, seat, action, update.events
+    raise AssertionError("nobody to act")
 
 
 async def bot_table(client: StammtischClient, game: str, seats: int, **options: int) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import grpc
 import pytest
-from integration_helpers import close_all, log_in, same_player, seated_table
+from integration_helpers import close_all, play_one, same_player, seated_players
 
 from services.launch import start_stack
 from shared.games.registry import bot_levels
@@ -34,15 +34,9 @@ async def _acknowledged_moves(clients: list[StammtischClient], table_id: str, co
                               rng: random.Random) -> dict[int, tuple[int, dict[str, Any]]]:
     """Play ``count`` acknowledged moves; returns seq -> (seat, action) for each."""
     done: dict[int, tuple[int, dict[str, Any]]] = {}
-    bots = [bot_levels("willi")["heuristic"]() for _ in clients]
     while len(done) < count:
-        for seat, client in enumerate(clients):
-            view = (await client.view(table_id)).view
-            if view["legal"]:
-                action = bots[seat].choose(view, rng)
-                update = await client.act(table_id, action)
-                done[update.seq] = (seat, action)
-                break
+        seq, seat, action, _events = await play_one(clients, table_id, "willi", rng)
+        done[seq] = (seat, action)
     return done
 
 
@@ -54,9 +48,7 @@ async def test_a_killed_stack_loses_no_acknowledged_action(infra: tuple[str, str
     first = start_stack(env, tmp_path / "first")
     clients: list[StammtischClient] = []
     try:
-        clients = await log_in(Endpoints.of(first.endpoints), "p0", "p1", "p2", "p3")
-        table_id = await seated_table(clients, "willi", turn_seconds=0)
-        await clients[0].wait_for_game(table_id)
+        clients, table_id = await seated_players(Endpoints.of(first.endpoints), "willi", 4, turn_seconds=0)
         acknowledged = await _acknowledged_moves(clients, table_id, 30, random.Random(7))
     finally:
         first.process.send_signal(signal.SIGKILL)

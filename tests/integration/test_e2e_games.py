@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
-from integration_helpers import close_all, log_in, seated_table, stored_log
+from integration_helpers import close_all, seated_players, stored_log
 
 from services.runner import running_services
 from shared.config import Settings
@@ -37,13 +37,6 @@ CARD = re.compile(r'"([A-Z][A-Z0-9]{1,12})"')
 def settings(settings: Settings) -> Settings:
     """Bots and clocks fast enough for tests."""
     return dataclasses.replace(settings, bot_delay_seconds=0.01)
-
-
-async def _seated(endpoints: list[Endpoints], game: str, options: Mapping[str, int],
-                  turn_seconds: int = 0) -> tuple[list[StammtischClient], str]:
-    """A logged-in client per endpoints, at one started table (client i at seat i)."""
-    clients = await log_in(endpoints, *(f"player{index}" for index in range(len(endpoints))))
-    return clients, await seated_table(clients, game, turn_seconds=turn_seconds, **options)
 
 
 async def _collect(client: StammtischClient, table_id: str, into: list[Update],
@@ -87,7 +80,7 @@ async def test_four_clients_play_a_whole_game_over_grpc(
         options: dict[str, int]) -> None:
     results = await runtime.js.pull_subscribe(f"{settings.key_prefix}.results.{game}.game",
                                               durable=f"e2e-{game}")
-    clients, table_id = await _seated([Endpoints.of(stack)] * 4, game, options)
+    clients, table_id = await seated_players(Endpoints.of(stack), game, 4, turn_seconds=0, **options)
     received: list[list[Update]] = [[] for _ in clients]
     try:
         watchers = [asyncio.create_task(_collect(c, table_id, received[i]))
@@ -114,7 +107,7 @@ async def test_four_clients_play_a_whole_game_over_grpc(
 
 async def test_a_client_that_drops_and_resumes_misses_nothing_and_sees_nothing_twice(
         stack: dict[str, str], runtime: Runtime) -> None:
-    clients, table_id = await _seated([Endpoints.of(stack)] * 4, "willi", {})
+    clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=0)
     seen: list[Update] = []
     try:
         player = asyncio.gather(*(play_seat(c, table_id, bot_levels("willi")["heuristic"](),
@@ -134,7 +127,7 @@ async def test_a_client_that_drops_and_resumes_misses_nothing_and_sees_nothing_t
 
 
 async def test_a_retried_action_id_applies_once(stack: dict[str, str], runtime: Runtime) -> None:
-    clients, table_id = await _seated([Endpoints.of(stack)] * 4, "willi", {})
+    clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=0)
     try:
         view = (await clients[2].view(table_id)).view
         discard = view["legal"][0]
@@ -149,7 +142,7 @@ async def test_a_retried_action_id_applies_once(stack: dict[str, str], runtime: 
 
 
 async def test_a_token_can_only_act_for_its_own_seat(stack: dict[str, str]) -> None:
-    clients, table_id = await _seated([Endpoints.of(stack)] * 4, "willi", {})
+    clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=0)
     outsider = StammtischClient(Endpoints.of(stack))
     try:
         await outsider.login("intruder")
@@ -172,7 +165,7 @@ async def test_two_engine_replicas_serve_one_table_consistently(
     async with running_services(settings, ["engine"]) as second:
         other = f"127.0.0.1:{second[0].port}"
         endpoints = [Endpoints.of(stack, engine=stack["engine"] if i % 2 else other) for i in range(4)]
-        clients, table_id = await _seated(endpoints, "willi-stich", {"start_round": 17})
+        clients, table_id = await seated_players(endpoints, "willi-stich", 4, turn_seconds=0, start_round=17)
         try:
             finals = await asyncio.wait_for(asyncio.gather(*(
                 play_seat(c, table_id, bot_levels("willi-stich")["heuristic"](), random.Random(i))
@@ -189,7 +182,7 @@ async def test_two_engine_replicas_serve_one_table_consistently(
 async def test_an_expired_turn_clock_applies_exactly_one_default(
         stack: dict[str, str], settings: Settings, runtime: Runtime) -> None:
     async with running_services(settings, ["engine"]):  # a second replica's clock races too
-        clients, table_id = await _seated([Endpoints.of(stack)] * 4, "willi", {}, turn_seconds=1)
+        clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=1)
         try:
             await asyncio.sleep(1.6)  # nobody discards: every seat's clock expires once
             log = await stored_log(runtime, table_id)
