@@ -35,6 +35,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2  # noqa: F401 - registers grpc.health.v1 in the pool
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_status import rpc_status
 
 from services.launch import LaunchedStack, launched_stack
 from shared.api.stammtisch.v1 import (  # noqa: F401 - register the services in the pool
@@ -43,6 +44,7 @@ from shared.api.stammtisch.v1 import (  # noqa: F401 - register the services in 
     lobby_pb2,
     scoring_pb2,
 )
+from shared.config import Settings
 from shared.localinfra import free_port, start_nats
 from shared.rpc.auth import TokenSigner
 
@@ -54,6 +56,8 @@ PUBLIC = ("/grpc.health.v1.Health/", "/stammtisch.v1.LobbyService/Login")
 UNARY_TIMEOUT = 10.0
 #: How long a stream is read before the fuzzer drops it.
 STREAM_WINDOW = 0.3
+#: The stack's request size limit (STAMMTISCH_MAX_MESSAGE_BYTES, left at its default).
+MAX_REQUEST_BYTES = Settings().max_message_bytes
 #: Label of a stream that was still open when the fuzzer dropped it.
 DROPPED_OPEN = "DROPPED_OPEN"
 
@@ -68,8 +72,10 @@ ACTION_TYPES = ("play", "discard", "meinz", "pass", "call", "lay", "attach", "dr
                 "", "PLAY", "play ", "drop table")
 ODD_STRINGS = ("", " ", "a", "\r\n", "a b", "x\x00y", "bell\x07", "no.such>table*", "{tag}",
                "../../etc/passwd", "%s%n%x", "null", "ü" * 100, "😀" * 64, "\u202e" * 10,
-               "x" * 65, "x" * 201, "x" * 5000, "a.b.c", "$SYS.>", "*", ">")
+               "x" * 65, "x" * 201, "x" * 5000, "x" * 12_000, "ü" * 2000, "a.b.c", "$SYS.>", "*", ">")
 
+#: A value far below the size limit whose echo in a status message would not fit the trailers.
+LONG_VALUE = "ü" * 2000
 #: Bytes that are not a valid message of most (or any) request type.
 GARBAGE = (b"\xff\xff\xff", b"\x07", b"\x00", b"\x0a\xff\xff\xff\xff\x0f",
            b"\x08" + b"\xff" * 11, b"\x0a\x02\xc3\x28", b"\x0a\x05ab", b"\x12\x03\xed\xa0\x80",
@@ -196,6 +202,11 @@ class Request:
     drop: str = ""  # streams: "" read then cancel, "channel" close the connection under it
     index: int = -1  # its place in the request list
 
+    @property
+    def size(self) -> int:
+        """Bytes on the wire (without framing)."""
+        return len(self.payload) if isinstance(self.payload, bytes) else self.payload.ByteSize()
+
     def describe(self) -> str:
         """A short, printable description for a failure message."""
         body = self.payload.hex()[:80] if isinstance(self.payload, bytes) else \
@@ -220,6 +231,7 @@ class Generator:
             made.append(self.fields(rpc))
             made.extend(self.token(rpc, label) for label in self.tokens)
             made.extend(self.garbage(rpc, payload) for payload in GARBAGE)
+            made.extend(self.long_values(rpc))
             made.append(self.deadline(rpc))
             made.append(self.oversized(rpc))
             if rpc.streaming:
@@ -247,6 +259,24 @@ class Generator:
     def token(self, rpc: Rpc, label: str) -> Request:
         """A well-formed request carrying the token ``label`` names."""
         return Request("token", rpc, self.message(rpc.request.DESCRIPTOR, oddness=0.0), label)
+
+    def long_values(self, rpc: Rpc) -> list[Request]:
+        """A well-formed request per string field (Action's too) with a long value in it:
+        2,000 'ü' stay far below the size limit, but a message quoting them does not fit
+        a client's status trailers unclipped."""
+        made = []
+        for path in _string_fields(rpc.request.DESCRIPTOR):
+            message = self.message(rpc.request.DESCRIPTOR, oddness=0.0)
+            *outer, last = path
+            target = message
+            for name in outer:
+                target = getattr(target, name)
+            if _repeated(target.DESCRIPTOR.fields_by_name[last]):
+                getattr(target, last).append(LONG_VALUE)
+            else:
+                setattr(target, last, LONG_VALUE)
+            made.append(Request("long-value", rpc, message, "valid"))
+        return made
 
     def garbage(self, rpc: Rpc, payload: bytes) -> Request:
         """Bytes sent as they are, without a serializer."""
@@ -355,6 +385,17 @@ class Generator:
         return data
 
 
+def _string_fields(descriptor: Any, depth: int = 0) -> list[tuple[str, ...]]:
+    """Paths of the string fields of a message and of its (non-repeated) message fields."""
+    paths: list[tuple[str, ...]] = []
+    for fd in descriptor.fields:
+        if fd.type == FieldDescriptor.TYPE_STRING:
+            paths.append((fd.name,))
+        elif fd.type == FieldDescriptor.TYPE_MESSAGE and not _repeated(fd) and depth < 2:
+            paths.extend((fd.name, *inner) for inner in _string_fields(fd.message_type, depth + 1))
+    return paths
+
+
 def _repeated(fd: Any) -> bool:
     return bool(fd.is_repeated)
 
@@ -386,13 +427,20 @@ class Tally:
         """Requests sent (every request ends in exactly one counted outcome)."""
         return sum(self.codes.values())
 
-    def record(self, request: Request, code: str, details: str) -> None:
-        """Count one outcome; keep it as a problem when no client input may cause it."""
+    def record(self, request: Request, code: str, details: str, consistent: bool = True) -> None:
+        """Count one outcome; keep it as a problem when no client input may cause it.
+
+        Besides INTERNAL and UNKNOWN: a unary call that stalls, Login or health
+        turning a caller away for its token, RESOURCE_EXHAUSTED for a request
+        within the size limit (a refusal too big for its trailers), and status
+        details that contradict the status code.
+        """
         self.codes[code] += 1
         self.by_method.setdefault(request.rpc.path, Counter())[code] += 1
         stalled = code == "DEADLINE_EXCEEDED" and request.timeout == UNARY_TIMEOUT
         turned_away = code == "UNAUTHENTICATED" and request.rpc.path.startswith(PUBLIC)
-        if code in FORBIDDEN or stalled or turned_away:
+        exhausted = code == "RESOURCE_EXHAUSTED" and request.size <= MAX_REQUEST_BYTES
+        if code in FORBIDDEN or stalled or turned_away or exhausted or not consistent:
             self.problems.append(f"{code} ({details[:200]!r}) for {request.describe()}")
             self.problem_kinds[code, request.rpc.path, request.kind, request.token] += 1
 
@@ -421,20 +469,20 @@ class Sender:
         async def worker() -> None:
             while not queue.empty():
                 request = queue.get_nowait()
-                code, details = await self.send(request)
-                self.tally.record(request, code, details)
+                self.tally.record(request, *await self.send(request))
 
         await asyncio.gather(*(worker() for _ in range(in_flight)))
         return self.tally
 
-    async def send(self, request: Request) -> tuple[str, str]:
-        """One request's outcome: (status code name, details)."""
+    async def send(self, request: Request) -> tuple[str, str, bool]:
+        """One request's outcome: status code name, details, and whether the status
+        details (google.rpc.Status), if any, agree with the status."""
         if request.drop == "channel":
             async with grpc.aio.insecure_channel(self.endpoints[request.rpc.service]) as channel:
                 return await self._call(channel, request)
         return await self._call(self.channels[request.rpc.service], request)
 
-    async def _call(self, channel: grpc.aio.Channel, request: Request) -> tuple[str, str]:
+    async def _call(self, channel: grpc.aio.Channel, request: Request) -> tuple[str, str, bool]:
         raw = isinstance(request.payload, bytes)
         serializer = None if raw else request.rpc.request.SerializeToString
         deserializer = None if raw else request.rpc.response.FromString
@@ -444,7 +492,7 @@ class Sender:
                 await channel.unary_unary(request.rpc.path, request_serializer=serializer,
                                           response_deserializer=deserializer)(
                     request.payload, metadata=metadata, timeout=request.timeout)
-                return "OK", ""
+                return "OK", "", True
             call = channel.unary_stream(request.rpc.path, request_serializer=serializer,
                                         response_deserializer=deserializer)(
                 request.payload, metadata=metadata, timeout=request.timeout)
@@ -455,10 +503,18 @@ class Sender:
             except TimeoutError:
                 if request.drop != "channel":  # else the channel closes under the stream
                     call.cancel()
-                return DROPPED_OPEN, ""
-            return "OK", ""
+                return DROPPED_OPEN, "", True
+            return "OK", "", True
         except grpc.aio.AioRpcError as err:
-            return err.code().name, err.details() or ""
+            return err.code().name, err.details() or "", _details_agree(err)
+
+
+def _details_agree(err: grpc.aio.AioRpcError) -> bool:
+    try:
+        rpc_status.from_call(err)  # type: ignore[arg-type]
+    except ValueError:
+        return False
+    return True
 
 
 # -- the stack under test -------------------------------------------------------------
