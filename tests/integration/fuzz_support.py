@@ -235,7 +235,8 @@ class Generator:
             made.append(self.deadline(rpc))
             made.append(self.oversized(rpc))
             if rpc.streaming:
-                made.extend(self.stream_drop(rpc, drop) for drop in ("", "channel"))
+                made.extend(self.stream_drop(rpc, drop, table_id)
+                            for table_id in self._table_ids(rpc) for drop in ("", "channel"))
         kinds: list[tuple[Callable[[], Request], int]] = [
             (lambda: self.fields(self.rng.choice(self.rpcs)), 50),
             (lambda: self.garbage(self.rng.choice(self.rpcs), self._random_garbage()), 10),
@@ -287,10 +288,20 @@ class Generator:
         return Request("deadline", rpc, self.message(rpc.request.DESCRIPTOR, oddness=0.1), "valid",
                        timeout=0.001)
 
-    def stream_drop(self, rpc: Rpc, drop: str) -> Request:
+    def stream_drop(self, rpc: Rpc, drop: str, table_id: str | None = None) -> Request:
         """A stream read briefly, then cancelled or cut off with its channel."""
-        return Request("stream-drop", rpc, self.message(rpc.request.DESCRIPTOR, oddness=0.05), "valid",
-                       drop=drop)
+        message: Any = self.message(rpc.request.DESCRIPTOR, oddness=0.05)
+        if table_id is not None:
+            message.table_id = table_id
+            if "after_seq" in message.DESCRIPTOR.fields_by_name:
+                message.after_seq = 0
+        return Request("stream-drop", rpc, message, "valid", drop=drop)
+
+    def _table_ids(self, rpc: Rpc) -> list[str | None]:
+        """Every real table for a request that names one (to open real streams), else None."""
+        if "table_id" not in rpc.request.DESCRIPTOR.fields_by_name:
+            return [None]
+        return list(self.known.strings.get("table_id", [None]))
 
     def oversized(self, rpc: Rpc) -> Request:
         """A request over the server's size limit (a huge string field, or bytes claiming one)."""
