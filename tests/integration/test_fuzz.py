@@ -71,11 +71,12 @@ async def _tables(alice: StammtischClient, bob: StammtischClient) -> dict[str, s
     return tables
 
 
-async def _known(alice: StammtischClient, tables: dict[str, str], rng: random.Random) -> Known:
+async def _known(alice: StammtischClient, player_ids: list[str], tables: dict[str, str],
+                 rng: random.Random) -> Known:
     """Real ids, names and cards for the generator to mix in."""
     known = Known()
     known.add("table_id", *tables.values())
-    known.add("player_id", alice.player_id)
+    known.add("player_id", *player_ids)
     known.add("action_id", *(f"{rng.getrandbits(128):032x}" for _ in range(20)))
     known.add("name", "Fuzz", "Zoë", "n" * 24)
     known.add("level", "heuristic", "random")
@@ -158,7 +159,7 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
             tables = await _tables(alice, bob)
             rpcs = await discover(stack.endpoints)
             tokens = {"valid": alice.token, "other": bob.token, **forged_tokens(SECRET, bob.player_id)}
-            known = await _known(alice, tables, random.Random(SEED))
+            known = await _known(alice, [alice.player_id, bob.player_id], tables, random.Random(SEED))
             requests = Generator(SEED, rpcs, known, sorted(tokens)).requests(REQUESTS)
             sender = Sender(stack.endpoints, tokens)
             try:
@@ -176,13 +177,14 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
         nats_after = stack.nats_connection()
         gauge = await _streams_closed(stack)
         game = await _play_short_game(stack)
-        troubles = troubled_lines(stack.log_lines())
-        stdout = list(stack.stdout)
-        for line in troubles[:10]:
-            print("fuzz log:", line[:400])
-        print(f"fuzz: health {health}; NATS connection {nats_before} -> {nats_after}; "
-              f"open streams {gauge}; game afterwards: {game}; "
-              f"{len(stdout)} lines on stdout after the banner")
+    # Stopped now: its whole log, shutdown included, is in.
+    troubles = troubled_lines(stack.log_lines())
+    stdout = list(stack.stdout)
+    for line in troubles[:10]:
+        print("fuzz log:", line[:400])
+    print(f"fuzz: health {health}; NATS connection {nats_before} -> {nats_after}; "
+          f"open streams {gauge}; game afterwards: {game}; {len(stdout)} lines on stdout after "
+          f"the banner; exit code {stack.launched.process.returncode}")
 
     assert tally.sent == len(requests)
     assert {rpc.path.rsplit("/", 2)[1] for rpc in rpcs} >= {
@@ -195,3 +197,4 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
     assert nats_after == nats_before, f"the stack's NATS connection {nats_before} was dropped ({nats_after})"
     assert not any(gauge.values()), f"streams still counted open with no client left: {gauge}"
     assert game == "over", game
+    assert stack.launched.process.returncode == 0, "the stack did not stop cleanly after the fuzz"
