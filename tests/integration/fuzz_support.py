@@ -4,8 +4,8 @@ The RPCs come from the servers: reflection names the services, the
 descriptors in shared/api (and grpc_health) describe them, so a new RPC is
 fuzzed without a change here. The whole request list is drawn from one
 ``random.Random(seed)`` before anything is sent, so the same seed sends the
-same requests in the same order; only their interleaving (a few in flight at
-once, as real clients do) varies.
+same requests in the same order (only the ids the server hands out differ);
+only their interleaving (a few in flight at once, as real clients do) varies.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from shared.api.stammtisch.v1 import (  # noqa: F401 - register the services in 
 )
 from shared.config import Settings
 from shared.localinfra import free_port, start_nats
-from shared.rpc.auth import TokenSigner
+from shared.rpc.auth import key_id
 
 #: Statuses no client input may ever produce (issue 10).
 FORBIDDEN = frozenset({"INTERNAL", "UNKNOWN"})
@@ -138,32 +138,37 @@ def handmade_jwt(header: Mapping[str, Any], claims: Mapping[str, Any], key: byte
     return f"{signing}.{signature}"
 
 
-def signed_token(secret: str, player_id: str, name: str, now: float | None = None) -> str:
-    """A token the server's own signer makes with ``secret`` (the right one: a forgery
-    only where the id is one the server never hands out)."""
-    token, _identity = TokenSigner(secret, 3600).issue(player_id, name, now=now)
-    return token
+def signed_token(secret: str, claims: Mapping[str, Any]) -> str:
+    """A token signed with the server's own secret and key id, with any claims at all: a
+    forgery only where the claims are ones the server never hands out."""
+    return handmade_jwt({"alg": "HS256", "typ": "JWT", "kid": key_id(secret)}, claims, secret.encode())
 
 
 def forged_tokens(secret: str, victim: str) -> dict[str, str]:
     """Token label -> token: forged, expired, odd-id and garbage tokens (issue 10, 1-3 and 7)."""
-    exp = time.time() + 3600
-    claims = {"sub": victim, "name": "Mallory", "exp": exp}
+    now = time.time()
+    claims = {"sub": victim, "name": "Mallory", "iat": int(now), "exp": int(now) + 3600}
     return {
-        "wrong-secret": signed_token("not-the-secret", victim, "Mallory"),
-        "jwt-wrong-secret": handmade_jwt({"alg": "HS256", "typ": "JWT", "kid": "k1"}, claims, b"wrong"),
-        "jwt-alg-none": handmade_jwt({"alg": "none", "typ": "JWT"}, claims, None),
-        "jwt-5000-id": handmade_jwt({"alg": "HS256", "typ": "JWT"}, {**claims, "sub": "p" * 5000},
-                                    b"wrong"),
-        "expired": signed_token(secret, victim, "Mallory", now=time.time() - 7200),
-        "exp-nan": signed_token(secret, victim, "Mallory", now=math.nan),
-        "exp-infinity": signed_token(secret, victim, "Mallory", now=math.inf),
-        "id-5000": signed_token(secret, "p" * 5000, "Mallory"),
-        "id-4300": signed_token(secret, "q" * 4300, "Mallory"),
-        "id-empty": signed_token(secret, "", "Mallory"),
-        "id-spaces": signed_token(secret, "a b c", "Mallory"),
-        "id-crlf": signed_token(secret, "a\r\nPUB x 1\r\n", "Mallory"),
-        "id-subject": signed_token(secret, "a.*.>", "Mallory"),
+        "wrong-secret": handmade_jwt({"alg": "HS256", "typ": "JWT", "kid": key_id(secret)}, claims,
+                                     b"not-the-secret-but-long-enough-for-hs256"),
+        # The development secret that once stood in the source (issue 10, finding 1).
+        "old-dev-secret": signed_token("stammtisch-dev-secret-change-me", claims),
+        "wrong-kid": handmade_jwt({"alg": "HS256", "typ": "JWT", "kid": "k1"}, claims, secret.encode()),
+        "alg-none": handmade_jwt({"alg": "none", "typ": "JWT", "kid": key_id(secret)}, claims, None),
+        "wrong-secret-5000-id": handmade_jwt({"alg": "HS256", "typ": "JWT"},
+                                             {**claims, "sub": "p" * 5000}, b"wrong"),
+        "expired": signed_token(secret, {**claims, "exp": int(now) - 7200}),
+        "exp-nan": signed_token(secret, {**claims, "exp": math.nan}),
+        "exp-infinity": signed_token(secret, {**claims, "exp": math.inf}),
+        "exp-string": signed_token(secret, {**claims, "exp": "never"}),
+        "no-exp": signed_token(secret, {"sub": victim, "name": "Mallory"}),
+        "id-5000": signed_token(secret, {**claims, "sub": "p" * 5000}),
+        "id-4300": signed_token(secret, {**claims, "sub": "q" * 4300}),
+        "id-empty": signed_token(secret, {**claims, "sub": ""}),
+        "id-spaces": signed_token(secret, {**claims, "sub": "a b c"}),
+        "id-crlf": signed_token(secret, {**claims, "sub": "a\r\nPUB x 1\r\n"}),
+        "id-subject": signed_token(secret, {**claims, "sub": "a.*.>"}),
+        "id-number": signed_token(secret, {**claims, "sub": 12345}),
         "garbage": "garbage",
         "garbage-3-parts": "a.b.c",
         "garbage-long": "x" * 5000,

@@ -45,7 +45,7 @@ pytestmark = pytest.mark.integration
 
 SEED = int(os.environ.get("STAMMTISCH_FUZZ_SEED") or 20261201)
 REQUESTS = int(os.environ.get("STAMMTISCH_FUZZ_REQUESTS") or 3000)
-SECRET = "fuzz-test-secret"
+SECRET = "fuzz-test-secret-" + "s" * 32
 #: Well-formed numbers by field name (odd ones come from the generator itself).
 NUMBERS = {"game": (1, 2, 3, 4), "seats": (3, 4), "seat": (0, 1, 2, 3), "limit": (0, 10, 100),
            "after_seq": (0, 1, 5), "round": (1, 2), "first_dealer": (0, 1, 2), "start_round": (1, 18, 19),
