@@ -24,7 +24,15 @@ from shared.config import Settings
 from shared.games.base import Game
 from shared.games.errors import ErrorCode, RuleError
 from shared.ids import check_table_id
-from shared.metrics import ACTIONS, EVENT_LAG, LIVE_TABLES, OPEN_STREAMS
+from shared.metrics import (
+    ACTIONS,
+    COMMIT_RETRIES,
+    EVENT_LAG,
+    LIVE_TABLES,
+    OPEN_STREAMS,
+    TURN_CLOCK_EXPIRIES,
+    count_from_zero,
+)
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.runtime import Runtime
@@ -251,6 +259,8 @@ class PlayService(Service):
 
     async def start(self) -> None:
         """Clocks (turn deadlines, bots, round limits) and the results relay."""
+        for counter in (COMMIT_RETRIES, TURN_CLOCK_EXPIRIES):
+            count_from_zero(counter, [(game,) for game in self.games])
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
         self.spawn(self.play.announcer.relay_forever(), "results-relay")

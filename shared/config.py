@@ -54,6 +54,12 @@ class Settings:
     max_message_bytes: int = 64 * 1024
     actions_per_second: float = 50.0
     bot_delay_seconds: float = 0.8
+    stream_replicas: int = 1
+
+    @property
+    def nats_servers(self) -> list[str]:
+        """NATS_URL as a server list: one URL, or several comma-separated (a NATS cluster)."""
+        return [url.strip() for url in self.nats_url.split(",") if url.strip()]
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -77,4 +83,5 @@ class Settings:
             max_message_bytes=_int("STAMMTISCH_MAX_MESSAGE_BYTES", cls.max_message_bytes),
             actions_per_second=_float("STAMMTISCH_ACTIONS_PER_SECOND", cls.actions_per_second),
             bot_delay_seconds=_float("STAMMTISCH_BOT_DELAY", cls.bot_delay_seconds),
+            stream_replicas=_int("STAMMTISCH_STREAM_REPLICAS", cls.stream_replicas),
         )
