@@ -30,6 +30,7 @@ from shared.metrics import (
     EVENT_LAG,
     LIVE_TABLES,
     OPEN_STREAMS,
+    TABLES_CLOSED,
     TURN_CLOCK_EXPIRIES,
     count_from_zero,
 )
@@ -37,7 +38,7 @@ from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
-from shared.tables.clocks import ClockWorker, deadline_policy
+from shared.tables.clocks import CLOSED_IDLE, ClockWorker, check_open, deadline_policy, shown_deadlines
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
@@ -116,7 +117,8 @@ class TablePlay:
     def __init__(self, runtime: Runtime, games: frozenset[str], service: str, settings: Settings) -> None:
         self.games = games
         self.service = service
-        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds))
+        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds,
+                                                         settings.idle_close_seconds))
         self.announcer = Announcer(runtime, self.store)
         self.feeds = TableFeeds(runtime, self.store)
         self.clocks = [ClockWorker(self.store, game, self.announcer.announce) for game in
@@ -147,7 +149,7 @@ class TablePlay:
             view_json=json.dumps(view), committed_at=_timestamp(record.at),
             deadlines=[common_pb2.Deadline(seat=int(k) if k.isdigit() else WHOLE_TABLE,
                                            expires_at=_timestamp(at))
-                       for k, at in sorted(record.deadlines.items())],
+                       for k, at in sorted(shown_deadlines(record.deadlines).items())],
             seat=SPECTATOR if seat is None else seat)
 
     # -- who is asking --------------------------------------------------------------
@@ -187,6 +189,7 @@ class TablePlay:
             nonlocal game_name
             assert head is not None
             self._check_game(head)
+            check_open(head)
             game_name = head.meta.game
             seat = self._seat(head, who)
             if seat is None:
@@ -204,7 +207,7 @@ class TablePlay:
                 record, answer = await self.store.commit(table_id, change, act_key)
                 if answer is None:
                     assert record is not None
-                    await self.announcer.announce(record)  # news leaves in commit order
+                    await self.announcer.announce(record)  # in commit order; never raises
         except RuleError as err:
             ACTIONS.labels(game_name, "refused", err.code.value).inc()
             return await self.store.remember_refusal(table_id, act_key, err), None
@@ -238,12 +241,15 @@ class TablePlay:
         head = await self.store.head(table_id)
         self._check_game(head)
         OPEN_STREAMS.labels(self.service).inc()
+        # aclosing: when this stream is closed (its client gone), the feed closes at once too
+        # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
         try:
-            async for record in self.feeds.commits(table_id, after_seq):
-                update = self.update_for(record, self._seat(record, who))
-                if record.seq > head.seq:
-                    EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
-                yield update
+            async with contextlib.aclosing(self.feeds.commits(table_id, after_seq)) as commits:
+                async for record in commits:
+                    update = self.update_for(record, self._seat(record, who))
+                    if record.seq > head.seq:
+                        EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
+                    yield update
         finally:
             OPEN_STREAMS.labels(self.service).dec()
 
@@ -258,12 +264,15 @@ class PlayService(Service):
         self.play = TablePlay(runtime, self.games, self.name, runtime.settings)
 
     async def start(self) -> None:
-        """Clocks (turn deadlines, bots, round limits) and the results relay."""
+        """Clocks (turn deadlines, bots, round limits) and, once per process, the results relay
+        (the outbox is one for the deployment; a second relay in the process adds nothing)."""
         for counter in (COMMIT_RETRIES, TURN_CLOCK_EXPIRIES):
             count_from_zero(counter, [(game,) for game in self.games])
+        count_from_zero(TABLES_CLOSED, [(game, CLOSED_IDLE) for game in self.games])
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
-        self.spawn(self.play.announcer.relay_forever(), "results-relay")
+        if self.runtime.claim("results-relay"):
+            self.spawn(self.play.announcer.relay_forever(), "results-relay")
         self.spawn(self._count_live_tables(), "live-tables")
 
     async def _count_live_tables(self, interval: float = 5.0) -> None:

@@ -20,14 +20,13 @@ import math
 import random
 import re
 import string
-import threading
 import time
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import grpc
 from google.protobuf import descriptor_pool, message_factory
@@ -538,11 +537,10 @@ def _details_agree(err: grpc.aio.AioRpcError) -> bool:
 
 @dataclass
 class FuzzedStack:
-    """A `stammtisch up` child, the NATS it uses (with monitoring), and all it printed."""
+    """A `stammtisch up` child and the NATS it uses (with monitoring)."""
 
     launched: LaunchedStack
     nats_monitor: int
-    stdout: list[str]
 
     @property
     def endpoints(self) -> dict[str, str]:
@@ -565,8 +563,13 @@ class FuzzedStack:
         return {found.group(1): float(found.group(2)) for found in _OPEN_STREAMS.finditer(text)}
 
     def log_lines(self) -> list[str]:
-        """Everything the stack wrote so far: its log (stderr) and its stdout after the banner."""
-        return [*self.launched.log_path.read_text().splitlines(), *self.stdout]
+        """Its log (stderr) so far."""
+        return self.launched.log_path.read_text().splitlines()
+
+    def stdout_lines(self) -> list[str]:
+        """What it printed on stdout after the banner (launch.py copies it to a file)."""
+        path = self.launched.log_path.parent / "stdout.log"
+        return path.read_text().splitlines() if path.exists() else []
 
 
 _OPEN_STREAMS = re.compile(r'^stammtisch_open_streams\{service="(\w+)"\} (\S+)$', re.MULTILINE)
@@ -581,28 +584,18 @@ def troubled_lines(lines: Sequence[str]) -> list[str]:
             or '"level": "error"' in line or '"level": "critical"' in line]
 
 
-def _drain(stream: IO[str], into: list[str]) -> None:
-    for line in stream:
-        into.append(line.rstrip("\n"))
-
-
 @contextlib.contextmanager
 def fuzzed_stack(redis_url: str, data_dir: Path, env: Mapping[str, str]) -> Iterator[FuzzedStack]:
     """`stammtisch up` on free ports against the session's Redis and a NATS of its own.
 
     The NATS server is ours so that its monitoring port can tell whether the
-    stack's connection ever dropped. The child's stdout is read to the end in a
-    thread, so nothing it prints can block it, and what it prints is checked too.
+    stack's connection ever dropped.
     """
     monitor = free_port()
     nats = start_nats(free_port(), data_dir / "nats", monitor_port=monitor)
     try:
         with launched_stack({"REDIS_URL": redis_url, "NATS_URL": nats.url, **env},
                             data_dir / "stack") as launched:
-            stdout: list[str] = []
-            if launched.process.stdout is not None:
-                threading.Thread(target=_drain, args=(launched.process.stdout, stdout),
-                                 daemon=True).start()
-            yield FuzzedStack(launched, monitor, stdout)
+            yield FuzzedStack(launched, monitor)
     finally:
         nats.stop()

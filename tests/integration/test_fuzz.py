@@ -178,8 +178,8 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
         gauge = await _streams_closed(stack)
         game = await _play_short_game(stack)
     # Stopped now: its whole log, shutdown included, is in.
-    troubles = troubled_lines(stack.log_lines())
-    stdout = list(stack.stdout)
+    troubles = troubled_lines([*stack.log_lines(), *stack.stdout_lines()])
+    stdout = stack.stdout_lines()
     for line in troubles[:10]:
         print("fuzz log:", line[:400])
     print(f"fuzz: health {health}; NATS connection {nats_before} -> {nats_after}; "
