@@ -16,7 +16,11 @@ Conventions shared by all engines:
   ``view(None)`` is the spectators' picture.
 * All randomness comes from the game's seed through :func:`derived_rng`, so a
   game is reproducible from (seats, options, seed, setup, actions).
-* ``to_dict``/``from_dict`` round-trip exactly (JSON-compatible values only).
+* ``to_dict``/``from_dict`` round-trip exactly (JSON-compatible values only), and
+  ``copy()`` is an independent game.
+
+The engines implement it on :class:`shared.games.engine.Engine`; the facts about
+each game (seats, options, ...) are in :mod:`shared.games.catalog`.
 """
 
 from __future__ import annotations
@@ -90,6 +94,10 @@ class Game(ABC):
         """The complete state as JSON-compatible data."""
 
     @abstractmethod
+    def copy(self) -> Game:
+        """An independent copy: playing on either changes nothing in the other."""
+
+    @abstractmethod
     def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
         """Apply one action of ``seat``; return public events or raise RuleError."""
 
@@ -103,7 +111,11 @@ class Game(ABC):
 
     @abstractmethod
     def view(self, seat: int | None) -> View:
-        """What ``seat`` may know (``None``: a spectator). The only player-facing data."""
+        """What ``seat`` may know (``None``: a spectator). The only player-facing data.
+
+        A fresh JSON-compatible dict with a ``legal`` key (empty for spectators)
+        that shares nothing with the state; RuleError for a seat not at the table.
+        """
 
     @abstractmethod
     def summary(self) -> dict[str, Any]:
