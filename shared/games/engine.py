@@ -16,9 +16,10 @@ refused action changes nothing.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, get_args
 
 from shared.games.base import (
     Event,
@@ -81,18 +82,19 @@ class Engine(Game, Generic[S]):
 
     #: The game's catalogue entry (name, seats, options, ...).
     entry: ClassVar[GameEntry]
-    #: The state dataclass, to restore stored games.
+    #: The state dataclass (the ``XState`` of ``Engine[XState]``), to restore stored games.
     state_type: ClassVar[type[Record]]
     #: Action type -> its move.
     moves: ClassVar[Mapping[str, Move]]
 
     def __init_subclass__(cls, game: str = "", **kwargs: Any) -> None:
-        """Take the game's name, seat range and turn order from its catalogue entry."""
+        """Take the game's facts from its catalogue entry and the state type from the base."""
         super().__init_subclass__(**kwargs)
         if game:
             cls.entry = entry(game)
             cls.name, cls.min_seats, cls.max_seats = game, cls.entry.min_seats, cls.entry.max_seats
             cls.simultaneous = cls.entry.simultaneous
+            cls.state_type = get_args(cls.__orig_bases__[0])[0]  # type: ignore[attr-defined]
 
     def __init__(self, state: S) -> None:
         self.state = state
@@ -100,14 +102,26 @@ class Engine(Game, Generic[S]):
     # -- creation and storage -------------------------------------------------
 
     @classmethod
-    def checked_setup(cls, seats: object, options: Mapping[str, Any] | None,
-                      seed: object) -> tuple[int, dict[str, Any], int]:
-        """The seat count, the options with defaults filled in, and the seed; else SetupError."""
+    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
+            setup: Mapping[str, Any] | None = None) -> Self:
+        """Check the seat count, options and seed (SetupError), then set up and deal."""
         count = check_seat_count(cls, seats)
         chosen = check_options(options, cls.entry.option_defaults())
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise SetupError(f"the seed must be an integer, got {seed!r}")
-        return count, chosen, seed
+        game = cls(cls.initial_state(count, chosen, seed, setup))
+        game.start()
+        return game
+
+    @classmethod
+    @abstractmethod
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> S:
+        """The state before the first deal, from checked seats, options (defaults filled in)
+        and seed and the explicit setup (SetupError for option values or a bad setup)."""
+
+    def start(self) -> None:
+        """Deal the first round, once the state exists (nothing to do by default)."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:

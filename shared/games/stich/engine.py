@@ -31,30 +31,26 @@ MIN_REMAINING = 2
 class WilliStich(Engine[StichState], game="willi-stich"):
     """One game of Willi Stich for 3 to 6 seats."""
 
-    state_type = StichState
-
-    # ----------------------------------------------------------------- set-up
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> WilliStich:
-        """Deal the first round; SetupError for bad seats, options, seed or setup."""
-        seats, opts, seed = cls.checked_setup(seats, options, seed)
-        start, first = opts["start_round"], opts["first_dealer"]
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> StichState:
+        """Check the start round and first dealer; the setup may fix the first deals."""
+        start, first = options["start_round"], options["first_dealer"]
         if not isinstance(start, int) or not 1 <= start <= LAST_ROUND:
             raise SetupError(f"option 'start_round' must be 1..{LAST_ROUND}")
         if not isinstance(first, int) or not 0 <= first < seats:
             raise SetupError(f"option 'first_dealer' must be a seat 0..{seats - 1}")
-        state = StichState(
+        return StichState(
             seats=seats, seed=seed, start_round=start,
             setup_rounds=parse_setup(setup, seats, start), round=start, dealer=first,
             deal_no=0, phase=Phase.CALL, turn=None, trump=None, turned=None,
             hands=[[] for _ in range(seats)], calls=[None] * seats, tricks_taken=[0] * seats,
             trick=[], played_tricks=[], active=[True] * seats, scores=[0] * seats,
             completed_rounds=[], winners=[])
-        game = cls(state)
-        game._deal_round()
-        return game
+
+    def start(self) -> None:
+        """Deal the first round played."""
+        self._deal_round()
 
     # ---------------------------------------------------------------- queries
 

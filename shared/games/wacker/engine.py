@@ -55,23 +55,19 @@ def _cards(value: list[Any]) -> list[str]:
 class WilliWacker(Engine[WackerState], game="willi-wacker"):
     """A game of Willi Wacker for 3 to 6 seats."""
 
-    state_type = WackerState
-
-    # -- creation -------------------------------------------------------------
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> WilliWacker:
-        """Deal round 1 from the setup or the seed."""
-        count, chosen, seed = cls.checked_setup(seats, options, seed)
-        _check_option_values(chosen, count)
-        state = WackerState(
-            seats=count, seed=seed, options=chosen, setup_rounds=parse_setup(setup, count),
-            round=1, dealer=chosen["first_dealer"], turn=0, phase=Phase.TURN, hands=[], talon=[],
-            trays=[], discard=[], scores=[0] * count)
-        game = cls(state)
-        game._deal([])
-        return game
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> WackerState:
+        """Check the option values; the setup may fix the deals of some rounds."""
+        _check_option_values(options, seats)
+        return WackerState(
+            seats=seats, seed=seed, options=options, setup_rounds=parse_setup(setup, seats),
+            round=1, dealer=options["first_dealer"], turn=0, phase=Phase.TURN, hands=[],
+            talon=[], trays=[], discard=[], scores=[0] * seats)
+
+    def start(self) -> None:
+        """Deal round 1."""
+        self._deal([])
 
     # -- who acts, what is legal ----------------------------------------------
 

@@ -32,27 +32,21 @@ END_STOP, END_DEAD, END_TIME = "stop", "dead_end", "time_up"
 class WieWaldi(Engine[WaldiState], game="wie-waldi"):
     """Three rounds of everybody building dachshunds at once."""
 
-    state_type = WaldiState
-
-    # -- creation -------------------------------------------------------------
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> WieWaldi:
-        """Deal round 1 from the setup or the seed."""
-        seats, opts, seed = cls.checked_setup(seats, options, seed)
-        limit = opts["round_seconds"]
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> WaldiState:
+        """Check the round time limit; deal round 1 from the setup or the seed."""
+        limit = options["round_seconds"]
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float)
                                   or limit <= 0):
             raise SetupError("option 'round_seconds' must be a positive number of seconds or null")
         fixed = parse_setup(setup, seats)
-        state = WaldiState(
-            seats=seats, options=opts, seed=seed, fixed_deals=fixed, round=1,
+        return WaldiState(
+            seats=seats, options=options, seed=seed, fixed_deals=fixed, round=1,
             piles=deal_round(seed, 1, seats, fixed), held=[None] * seats,
             held_from=[None] * seats, dogs=[], tokens_left=[TOKENS] * seats,
             discarded=[[] for _ in range(seats)], scores=[0] * seats, completed_rounds=[],
             over=False, winners=[])
-        return cls(state)
 
     # -- who may do what --------------------------------------------------------
 

@@ -40,20 +40,16 @@ from shared.games.willi.state import FinishedTrick, Phase, WilliState
 class Willi(Engine[WilliState], game="willi"):
     """A game of Willi for 4 people, or 3 people and the card monster."""
 
-    state_type = WilliState
-
-    # -- creation -------------------------------------------------------------
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> Willi:
-        """Deal round 1 from the setup or the seed; Willi has no options."""
-        people, _, seed = cls.checked_setup(seats, options, seed)
-        state = WilliState(people=people, seed=seed, deals=parse_setup(setup), round=1,
-                           phase=Phase.DISCARD, hands=[], discards=[], leader=0)
-        game = cls(state)
-        game._start_round()
-        return game
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> WilliState:
+        """Willi has no options; the setup may fix the deals of some rounds."""
+        return WilliState(people=seats, seed=seed, deals=parse_setup(setup), round=1,
+                          phase=Phase.DISCARD, hands=[], discards=[], leader=0)
+
+    def start(self) -> None:
+        """Deal round 1."""
+        self._start_round()
 
     # -- queries ----------------------------------------------------------------
 
