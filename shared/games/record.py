@@ -13,22 +13,30 @@ from dataclasses import MISSING, fields
 from enum import Enum
 from typing import Any, ClassVar, Self
 
+#: Types copied as they are (immutable JSON values).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+#: Item types of lists copied in one go.
+_LEAF_LISTS = frozenset({str, int})
+
 
 def json_copy(value: Any) -> Any:
     """A deep copy as JSON data that shares nothing with ``value``.
 
     Tuples become lists, enum members their values and records their
     :meth:`Record.to_dict`. Hand-written because ``copy.deepcopy`` and
-    ``dataclasses.asdict`` are far slower; lists are taken to be homogeneous
-    (a list whose first item is a string or number holds only such items), as
-    every list of the engines' states is.
+    ``dataclasses.asdict`` are far slower (services store the state after every
+    action): plain values are not even passed to a call, and a list whose first
+    item is a string or an int is taken to hold only such items, as every list
+    of the engines' states does.
     """
-    if isinstance(value, list | tuple):
-        if value and isinstance(value[0], str | int):
+    kind = type(value)
+    if kind is list or kind is tuple:
+        if value and type(value[0]) in _LEAF_LISTS:
             return list(value)
-        return [json_copy(item) for item in value]
-    if isinstance(value, dict):
-        return {key: json_copy(item) for key, item in value.items()}
+        return [item if type(item) in _PLAIN else json_copy(item) for item in value]
+    if kind is dict:
+        return {key: item if type(item) in _PLAIN else json_copy(item)
+                for key, item in value.items()}
     if isinstance(value, Record):
         return value.to_dict()
     if isinstance(value, Enum):
@@ -62,7 +70,7 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         """A deep, JSON-compatible copy of every field."""
-        return {name: json_copy(value) for name, value in vars(self).items()}
+        return json_copy(vars(self))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -70,7 +78,7 @@ class Record:
 
         KeyError when the document has other fields than the record (besides retired ones).
         """
-        return cls.restore({key: json_copy(value) for key, value in data.items()})
+        return cls.restore(json_copy(dict(data)))
 
     @classmethod
     def restore(cls, values: dict[str, Any]) -> Self:
