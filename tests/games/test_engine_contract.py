@@ -2,9 +2,9 @@
 
 As OpenSpiel tests every registered game: random seeded playouts to the end,
 and at their steps: storage round trips and ``copy()``, refusals that change
-nothing, every listed legal action accepted, views that are JSON data, carry a
-``legal`` key and share nothing with the state, and bad seats refused with
-RuleError. A new game in the catalogue is checked without a line here.
+nothing, every listed legal action (and every turn-clock default) accepted,
+views that are JSON data, carry a ``legal`` key and share nothing with the
+state, and bad seats refused with RuleError. A new game in the catalogue is checked without a line here.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def check_storage(game: Game) -> None:
     """to_dict is JSON data; from_dict and copy() give the same game, independent of it."""
     data = game.to_dict()
     assert json_data(data) == data, "to_dict is not JSON data"
+    assert json_data(game.summary()) == game.summary(), "summary is not JSON data"
     restored = type(game).from_dict(json_data(data))
     assert restored.to_dict() == data and restored.summary() == game.summary()
     twin = game.copy()
@@ -133,7 +134,12 @@ def check_actions(game: Game, rng: random.Random) -> None:
         for other in [s for s in range(game.seat_count) if s not in waiting][:1]:
             for action in game.legal_actions(waiting[0])[:2] if waiting else []:
                 assert not refused_or_accepted(game, other, action) or game.simultaneous
+    for seat in waiting:  # what a turn clock applies must be accepted
+        default = game.default_action(seat)
+        assert default is not None or game.simultaneous, f"seat {seat} owes a move but has none"
+        assert default is None or refused_or_accepted(game, seat, default), default
     assert not refused_or_accepted(game, 0, {"type": "no-such-move"})
+    assert not refused_or_accepted(game, 0, {"type": ["pass"]})  # unhashable: was a TypeError
     assert not refused_or_accepted(game, 0, "not an action")
 
 
