@@ -71,11 +71,12 @@ def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
 class Game(ABC):
     """One running game of one of the four games."""
 
-    #: Registry name, as in scenarios: "willi", "willi-stich", "wie-waldi", "willi-wacker".
+    #: The game's facts, copied from its catalogue entry (:mod:`shared.games.catalog`):
+    #: the name as in scenarios ("willi-stich"), the seat range, and whether every seat
+    #: may act at any time (Wie Waldi: no turn order).
     name: ClassVar[str]
     min_seats: ClassVar[int]
     max_seats: ClassVar[int]
-    #: True for Wie Waldi: every seat may act at any time, no turn order.
     simultaneous: ClassVar[bool] = False
 
     @classmethod
