@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from shared.games.catalog import Option
 from shared.games.errors import ErrorCode, RuleError, SetupError
 
 Action = dict[str, Any]
@@ -162,14 +163,16 @@ def check_seat_count(cls: type[Game], seats: object) -> int:
     return seats
 
 
-def check_options(options: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict[str, Any]:
+def check_options(options: Mapping[str, Any] | None, known: Iterable[Option]) -> dict[str, Any]:
     """Fill option defaults; refuse unknown names or wrongly typed values with SetupError."""
-    merged = dict(defaults)
+    by_name = {option.name: option for option in known}
+    merged = {name: option.default for name, option in by_name.items()}
     for key, value in (options or {}).items():
-        if key not in defaults:
+        option = by_name.get(key)
+        if option is None:
             raise SetupError(f"unknown option '{key}'")
-        default = defaults[key]
-        if default is not None and not _is_kind(value, type(default)) and value is not None:
-            raise SetupError(f"option '{key}' must be {type(default).__name__}")
+        kinds = option.types or (() if option.default is None else (type(option.default),))
+        if value is not None and kinds and not _is_kind(value, kinds):
+            raise SetupError(f"option '{key}' must be {' or '.join(k.__name__ for k in kinds)}")
         merged[key] = value
     return merged

@@ -24,6 +24,8 @@ class Option:
     name: str
     default: Any
     doc: str
+    #: The value types accepted besides null; empty: the default's type (any for a null default).
+    types: tuple[type, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,11 @@ CATALOGUE: Mapping[str, GameEntry] = MappingProxyType({entry.name: entry for ent
         name="wie-waldi", proto_enum="GAME_WIE_WALDI", engine="shared.games.waldi.engine:WieWaldi",
         min_seats=2, max_seats=4, default_seats=3, simultaneous=True,
         options=(
-            Option("round_seconds", None, "time limit of a round in seconds; null: no limit"),
+            # A round ends by Stop within about two minutes of quick play; the limit ends one
+            # that never would, so that every game ends: at most 3 rounds times the limit.
+            Option("round_seconds", 180, "time limit of a round in seconds (above 0, at most "
+                                         "3600); null, for the pure engine only: no limit",
+                   types=(int, float)),
         )),
     GameEntry(
         name="willi-wacker", proto_enum="GAME_WILLI_WACKER",

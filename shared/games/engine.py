@@ -106,7 +106,7 @@ class Engine(Game, Generic[S]):
             setup: Mapping[str, Any] | None = None) -> Self:
         """Check the seat count, options and seed (SetupError), then set up and deal."""
         count = check_seat_count(cls, seats)
-        chosen = check_options(options, cls.entry.option_defaults())
+        chosen = check_options(options, cls.entry.options)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise SetupError(f"the seed must be an integer, got {seed!r}")
         game = cls(cls.initial_state(count, chosen, seed, setup))

@@ -24,6 +24,8 @@ from shared.games.waldi.deal import PILES, ROUNDS, deal_round, parse_setup
 from shared.games.waldi.state import Dog, WaldiState
 
 TOKENS = 6
+#: The longest round time limit a table may set (the default is in the catalogue).
+MAX_ROUND_SECONDS = 3600
 
 #: Why a round ended, as the ``round_over`` event says.
 END_STOP, END_DEAD, END_TIME = "stop", "dead_end", "time_up"
@@ -38,8 +40,9 @@ class WieWaldi(Engine[WaldiState], game="wie-waldi"):
         """Check the round time limit; deal round 1 from the setup or the seed."""
         limit = options["round_seconds"]
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float)
-                                  or limit <= 0):
-            raise SetupError("option 'round_seconds' must be a positive number of seconds or null")
+                                  or not 0 < limit <= MAX_ROUND_SECONDS):
+            raise SetupError(f"option 'round_seconds' must be a number of seconds above 0 and "
+                             f"at most {MAX_ROUND_SECONDS}, or null")
         fixed = parse_setup(setup, seats)
         return WaldiState(
             seats=seats, options=options, seed=seed, fixed_deals=fixed, round=1,
