@@ -31,12 +31,20 @@ def json_copy(value: Any) -> Any:
     """
     kind = type(value)
     if kind is list or kind is tuple:
-        if value and type(value[0]) in _LEAF_LISTS:
+        if not value:
+            return []
+        if type(value[0]) in _LEAF_LISTS:
             return list(value)
         return [item if type(item) in _PLAIN else json_copy(item) for item in value]
     if kind is dict:
-        return {key: item if type(item) in _PLAIN else json_copy(item)
-                for key, item in value.items()}
+        copied = value.copy()
+        for key, item in value.items():
+            kind = type(item)
+            if kind is list:  # the common case, without a call: a list of cards or seats
+                copied[key] = list(item) if item and type(item[0]) in _LEAF_LISTS else json_copy(item)
+            elif kind not in _PLAIN:
+                copied[key] = json_copy(item)
+        return copied
     if isinstance(value, Record):
         return value.to_dict()
     if isinstance(value, Enum):
