@@ -156,20 +156,22 @@ class ScoreStore:
         """Move every player of the game's old Elo board (if any is left) onto the ranking."""
         old_board = self._key("board", game)
         while members := await self.redis.zrange(old_board, 0, MIGRATION_BATCH - 1):
-            for raw in members:
-                await self._migrate_player(game, raw.decode())
+            await self._migrate_players(game, [raw.decode() for raw in members])
 
-    async def _migrate_player(self, game: str, player_id: str) -> None:
-        stats_key = self._key("stats", game, player_id)
+    async def _migrate_players(self, game: str, player_ids: list[str]) -> None:
+        """One transaction for a batch: three round trips, however many players."""
+        wanted = [(game, player) for player in player_ids]
 
         async def write(pipe: Pipeline) -> bool:
-            standing = _standing(player_id, await pipe.hgetall(stats_key))
+            # Read on another connection: the WATCH on this one still sees any change after it.
+            standings = await self._standings(wanted)
             pipe.multi()
-            # A player whose next game was recorded first is migrated already (and off the old board).
-            self._queue_standing(pipe, game, standing)
+            for standing in standings:  # one migrated by its next game already is written unchanged
+                self._queue_standing(pipe, game, standing)
             return True
 
-        await self._transaction([stats_key], write, f"migration of {player_id}")
+        watched = [self._key("stats", game, player) for player in player_ids]
+        await self._transaction(watched, write, f"migration of {len(player_ids)} {game} players")
 
     async def _transaction(self, watched: list[str], write: Callable[[Pipeline], Awaitable[bool]],
                            what: str) -> bool:

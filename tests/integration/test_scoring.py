@@ -71,6 +71,9 @@ async def test_finished_games_show_up_as_table_results_leaderboard_and_stats(
     assert (by_player[player("anna")].name, by_player[player("bert")].name) == ("Anna", "")
 
     assert sorted(e.player_id for e in stich) == [player("anna"), player("dora")], "bots are not ranked"
+    anna, dora = model.rate([[model.rating()], [model.rating()]], scores=[10, 5])  # the bot's 30 left out
+    assert {e.player_id: e.mu for e in stich} == {player("anna"): pytest.approx(anna[0].mu),
+                                                  player("dora"): pytest.approx(dora[0].mu)}
     assert [(e.game, e.games) for e in own] == [(WILLI, 2), (STICH, 1)]
     assert own[0] == by_player[player("anna")]
 

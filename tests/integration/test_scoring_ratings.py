@@ -6,7 +6,8 @@ import pytest
 from openskill.models import PlackettLuce
 from test_scoring_support import WILLI, Stub, auth, board, finished, player, publisher, scoring, wait_for
 
-from services.scoring.storage import ScoreStore
+from services.scoring.ratings import Rating
+from services.scoring.storage import MIGRATION_BATCH, ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2
 from shared.config import Settings
 from shared.runtime import Runtime
@@ -21,9 +22,11 @@ def key(runtime: Runtime, *parts: str) -> str:
     return runtime.key("scoring", "{scoring}", *parts)
 
 
-async def store_elo_era_standings(runtime: Runtime) -> None:
+async def store_elo_era_standings(runtime: Runtime,
+                                  standings: tuple[tuple[str, int, int, float], ...] = (
+                                      (ANNA, 12, 5, 1620.5), (BERT, 3, 0, 1410.0))) -> None:
     """Willi standings exactly as the Elo scoring stored them: rating in the hash, board by Elo."""
-    for player_id, games, wins, rating in ((ANNA, 12, 5, 1620.5), (BERT, 3, 0, 1410.0)):
+    for player_id, games, wins, rating in standings:
         await runtime.redis.hset(key(runtime, "stats", "willi", player_id),
                                  mapping={"games": games, "wins": wins, "rating": rating})
         elo_rank_key = round(rating * 1000) * 1_000_000 + wins
@@ -60,6 +63,22 @@ async def test_elo_era_standings_start_at_the_default_rating_and_keep_their_coun
     assert not await runtime.redis.exists(key(runtime, "board", "willi")), "the Elo board is gone"
     for player_id in (ANNA, BERT):
         assert not await runtime.redis.hexists(key(runtime, "stats", "willi", player_id), "rating")
+
+
+async def test_a_big_elo_board_migrates_in_batches_on_the_first_query(runtime: Runtime) -> None:
+    count = 2 * MIGRATION_BATCH + 17
+    # Elo order is the reverse of the win order, so that a half-migrated board would show.
+    old = tuple((player(f"p{n:03}"), 300, n, 1500.0 - n) for n in range(count))
+    await store_elo_era_standings(runtime, old)
+    store = ScoreStore(runtime)
+
+    top = await store.leaderboard("willi", 100)
+
+    most_wins_first = [(player_id, 300, wins) for player_id, _, wins, _ in old[::-1]]
+    assert [(s.player_id, s.games, s.wins) for s in top] == most_wins_first[:100]
+    assert all(s.rating == Rating() for s in top)
+    assert not await runtime.redis.exists(key(runtime, "board", "willi"))
+    assert await runtime.redis.zcard(key(runtime, "ranking", "willi")) == count
 
 
 async def test_conservative_ratings_for_seeding(stack: dict[str, str], settings: Settings,
