@@ -39,6 +39,10 @@ TURN_CLOCK_EXPIRIES = Counter(
     "stammtisch_turn_clock_expiries_total", "Default actions applied because a deadline passed",
     ["game"],
 )
+TABLES_CLOSED = Counter(
+    "stammtisch_tables_closed_total", "Tables closed before their game ended, by why (README)",
+    ["game", "reason"],
+)
 RESULTS_PUBLISHED = Counter(
     "stammtisch_results_published_total", "Round and game results published to JetStream",
     ["kind"],
