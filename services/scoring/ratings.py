@@ -7,7 +7,9 @@ and sigma says how sure we are, so a new player moves fast and a regular slowly.
 A finished game is a ranking of its people by final total: higher totals
 place better, equal totals share a placement (a tie). Bots and the Willi card
 monster are left out (see ``FinishedGame.people``); with fewer than two people
-left there is nothing to compare, and no rating changes.
+left there is nothing to compare, and no rating changes. Two people are rated
+by the same model (for two, Plackett-Luce is a plain pairwise comparison), so
+the ratings of one game stay comparable whatever the table size.
 
 The number leaderboards show and sort by, and tournaments seed by, is the
 conservative rating ``mu - 3 * sigma``: the skill the player has with about

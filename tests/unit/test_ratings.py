@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from openskill.models import PlackettLuce
 
 from services.scoring.ratings import Rating, placements, rate
+from services.scoring.storage import Standing
 
 ratings_st = st.builds(Rating, st.floats(min_value=0.0, max_value=50.0),
                        st.floats(min_value=0.5, max_value=25 / 3))
@@ -115,3 +116,12 @@ def test_the_sole_top_scorer_gains_and_the_sole_bottom_scorer_loses(
         assert after[scores.index(best)].mu > ratings[scores.index(best)].mu
     if scores.count(worst) == 1 and best != worst:
         assert after[scores.index(worst)].mu < ratings[scores.index(worst)].mu
+
+
+@given(st.lists(st.tuples(ratings_st, st.integers(min_value=0, max_value=10_000)), min_size=2, max_size=20))
+def test_the_board_key_sorts_by_conservative_rating_then_wins(entries: list[tuple[Rating, int]]) -> None:
+    """Also below zero, where new players' first losses put them."""
+    standings = [Standing(f"p{n}", wins, wins, rating) for n, (rating, wins) in enumerate(entries)]
+    by_key = sorted(standings, key=Standing.rank_key)
+    by_meaning = sorted(standings, key=lambda s: (round(s.rating.conservative() * 1000), s.wins))
+    assert [s.rank_key() for s in by_key] == [s.rank_key() for s in by_meaning]
