@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test proto lint bench loadtest venv redis-server clean
+.PHONY: run test proto lint bench loadtest chaos venv redis-server clean
 
 venv: $(STAMP)
 
@@ -41,6 +41,9 @@ bench: $(STAMP) redis-server
 
 loadtest: $(STAMP) redis-server
 	$(BIN)/stammtisch loadtest
+
+chaos: $(STAMP) redis-server
+	$(BIN)/stammtisch chaos
 
 clean:
 	rm -rf $(VENV) .var .pytest_cache .mypy_cache .ruff_cache
