@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 from services.chaos.players import Acknowledged, Ledger, persist, seat_actions
 from services.scoring.servicer import game_enum
 from services.tableplay import action_from_proto
-from shared.api.stammtisch.v1 import scoring_pb2
+from shared.api.stammtisch.v1 import lobby_pb2, scoring_pb2
 from shared.config import Settings
 from shared.runtime import open_runtime
 from shared.sdk.client import Endpoints, StammtischClient, action_to_proto
@@ -37,6 +38,7 @@ class Findings:
     duplicated: list[str] = field(default_factory=list)
     log_holes: list[str] = field(default_factory=list)
     scoring: list[str] = field(default_factory=list)
+    lobby: list[str] = field(default_factory=list)
 
 
 def _same_action(logged: dict[str, Any] | None, sent: dict[str, Any]) -> bool:
@@ -116,6 +118,26 @@ async def check_scoring(endpoints: Endpoints, ledger: Ledger, findings: Findings
                 if games != 1:
                     findings.scoring.append(f"{run.table_id}: player {player} has {games} "
                                             f"{run.game} games counted, expected 1")
+
+
+async def check_lobby(endpoints: Endpoints, ledger: Ledger, findings: Findings,
+                      wait: float = SCORING_WAIT_SECONDS) -> None:
+    """The lobby learnt of every finished game: the table is between games, not playing forever."""
+    finished = [run for run in ledger.tables.values() if run.finished]
+    async with StammtischClient(endpoints) as auditor:
+        await persist(ledger, "login", lambda: auditor.login("chaos-auditor"))
+        deadline = time.monotonic() + wait
+        waiting = finished
+        while True:
+            tables = await asyncio.gather(*(persist(ledger, "lobby", functools.partial(
+                auditor.get_table, run.table_id)) for run in waiting))
+            waiting = [run for run, table in zip(waiting, tables, strict=True)
+                       if table.status != lobby_pb2.TABLE_STATUS_BETWEEN_GAMES or table.games_played != 1]
+            if not waiting or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(1.0)
+        findings.lobby += [f"{run.table_id} ({run.game}): the lobby still does not know the game ended"
+                           for run in waiting]
 
 
 async def _results(ledger: Ledger, client: StammtischClient, table_id: str) -> int:

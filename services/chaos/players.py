@@ -84,6 +84,8 @@ class Ledger:
     statuses: Counter[str] = field(default_factory=Counter)
     #: Calls that failed with a forbidden status: "call: CODE: details" -> how often.
     forbidden_calls: Counter[str] = field(default_factory=Counter)
+    #: Actions the rules refused (a lost race in Wie Waldi, mostly): answered, not committed.
+    refused: int = 0
     stream_faults: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     #: Monotonic times at which some table got a commit no client had seen before.
@@ -158,6 +160,7 @@ class SeatBot:
                     try:
                         current = await self._act(current)
                     except RefusedAction:
+                        self.ledger.refused += 1
                         refused_at = current.seq
                         current = await persist(self.ledger, "view", lambda: self.client.view(self.table_id))
                     self._learn(current)

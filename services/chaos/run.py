@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.chaos.checks import Findings, check_logs, check_scoring, check_settings
+from services.chaos.checks import Findings, check_lobby, check_logs, check_scoring, check_settings
 from services.chaos.cluster import Cluster
 from services.chaos.players import FORBIDDEN, TABLES, Ledger, TableDriver, game_for
 from services.chaos.schedule import KillLog, kill_plan, run_schedule
@@ -57,7 +57,7 @@ class Report:
         """Every failed check, one line each; empty when the run passed."""
         f = self.findings
         return [*self.unfinished(), *f.lost, *f.duplicated, *f.log_holes, *self.ledger.stream_faults,
-                *f.scoring, *self.forbidden(), *self.ledger.failures, *self.kills.failures]
+                *f.scoring, *f.lobby, *self.forbidden(), *self.ledger.failures, *self.kills.failures]
 
     @property
     def ok(self) -> bool:
@@ -87,9 +87,10 @@ class Report:
             if restarts else "  restarts: none",
             "  tables finished: " + ", ".join(f"{game} {done[game]}/{by_game[game]}" for game in TABLES),
             f"  actions acknowledged {len(self.ledger.acknowledged)}, lost {len(f.lost)}, "
-            f"duplicated {len(f.duplicated)}, given up {len(self.ledger.abandoned)}",
+            f"duplicated {len(f.duplicated)}, given up {len(self.ledger.abandoned)} "
+            f"(refused by the rules {self.ledger.refused})",
             f"  stream gaps or duplicates {len(self.ledger.stream_faults)}, "
-            f"scoring problems {len(f.scoring)}",
+            f"scoring problems {len(f.scoring)}, lobby problems {len(f.lobby)}",
             f"  longest stall {stall:.1f} s" + (f" (after killing {after})" if after else ""),
             f"  statuses clients saw: {dict(sorted(self.ledger.statuses.items()))}",
             f"  server error lines: {sum(self.server_errors.values())}",
@@ -132,6 +133,7 @@ async def chaos(data_dir: Path, kills: int, seed: int, tables: int, slots: int,
         settings = check_settings(cluster.redis_url, cluster.nats_url, cluster.key_prefix)
         await check_logs(settings, ledger, findings)
         await check_scoring(cluster.endpoints, ledger, findings)
+        await check_lobby(cluster.endpoints, ledger, findings)
     finally:
         cluster.stop()
     return Report(seed, killed, ledger, findings, time.monotonic() - started, cluster.errors())

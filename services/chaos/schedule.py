@@ -37,7 +37,7 @@ def kill_plan(cluster: Cluster, kills: int, seed: int, interval: float) -> list[
     rng.shuffle(kinds)
     kinds += [rng.choice(KINDS) for _ in range(max(0, kills - len(kinds)))]
     return [Kill(rng.choice(cluster.of_kind(kind)).name, rng.uniform(0.5, 1.5) * interval,
-                 rng.uniform(0.2, 2.0))
+                 rng.uniform(0.2, 3.0))
             for kind in kinds[:kills]]
 
 
