@@ -23,6 +23,7 @@ from shared.api.stammtisch.v1 import common_pb2
 from shared.config import Settings
 from shared.games.base import Game
 from shared.games.errors import ErrorCode, RuleError
+from shared.ids import check_table_id
 from shared.metrics import ACTIONS, EVENT_LAG, LIVE_TABLES, OPEN_STREAMS
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
@@ -30,7 +31,7 @@ from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import ClockWorker, deadline_policy
 from shared.tables.feed import TableFeeds
-from shared.tables.records import CommitRecord, check_table_id
+from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
 from shared.tasks import not_cancelled
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import uvloop
 
 from services.runner import running_services, stop_on_signals
-from shared.config import DEV_TOKEN_SECRET, Settings
+from shared.config import Settings
 from shared.localinfra import LocalServer, answers, free_port, start_nats, start_redis
 from shared.logs import configure_logging, get_logger
 from shared.metrics import serve_metrics
+from shared.token_secret import require_token_secret, with_local_secret
 
 log = get_logger("up")
 
@@ -66,8 +67,6 @@ async def serve_until_stopped(settings: Settings, names: Sequence[str],
 
 def _prepare(settings: Settings) -> None:
     configure_logging(settings.log_level, settings.log_format)
-    if settings.token_secret == DEV_TOKEN_SECRET:
-        log.warning("dev_token_secret", hint="set STAMMTISCH_TOKEN_SECRET outside development")
 
 
 def up(names: Sequence[str]) -> int:
@@ -75,6 +74,7 @@ def up(names: Sequence[str]) -> int:
     settings = Settings.from_env()
     _prepare(settings)
     data_dir = Path(os.environ.get("STAMMTISCH_DATA_DIR", ".var")).resolve()
+    settings = require_token_secret(with_local_secret(settings, data_dir))
     with ensure_infra(settings, data_dir) as ready:
         uvloop.run(serve_until_stopped(ready, names, announce=True))
     return 0
@@ -82,7 +82,7 @@ def up(names: Sequence[str]) -> int:
 
 def serve(names: Sequence[str]) -> int:
     """Named services against the configured Redis and NATS (containers, Kubernetes)."""
-    settings = Settings.from_env()
+    settings = require_token_secret(Settings.from_env())
     _prepare(settings)
     uvloop.run(serve_until_stopped(settings, names))
     return 0

@@ -12,10 +12,6 @@ from dataclasses import dataclass, field
 #: Service name -> default gRPC port.
 DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054}
 
-#: The development signing secret; `up` warns when it is in use.
-DEV_TOKEN_SECRET = "stammtisch-dev-secret-change-me"
-
-
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -46,7 +42,10 @@ class Settings:
     ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     metrics_port: int = 9100
     key_prefix: str = "st"
-    token_secret: str = DEV_TOKEN_SECRET
+    #: No built-in secret: `serve` refuses to start without one, `up` makes one (shared/token_secret.py).
+    token_secret: str = ""
+    #: The secret before the last rotation: its tokens are still accepted, new ones use token_secret.
+    token_secret_previous: str = ""
     token_ttl_seconds: int = 86_400
     turn_seconds: float = 60.0
     log_level: str = "info"
@@ -69,6 +68,7 @@ class Settings:
             metrics_port=_int("STAMMTISCH_METRICS_PORT", cls.metrics_port),
             key_prefix=env("STAMMTISCH_KEY_PREFIX") or cls.key_prefix,
             token_secret=env("STAMMTISCH_TOKEN_SECRET") or cls.token_secret,
+            token_secret_previous=env("STAMMTISCH_TOKEN_SECRET_PREVIOUS") or cls.token_secret_previous,
             token_ttl_seconds=_int("STAMMTISCH_TOKEN_TTL", cls.token_ttl_seconds),
             turn_seconds=_float("STAMMTISCH_TURN_SECONDS", cls.turn_seconds),
             log_level=(env("STAMMTISCH_LOG_LEVEL") or cls.log_level).lower(),

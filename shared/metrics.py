@@ -14,6 +14,11 @@ RPC_LATENCY = Histogram(
     ["service", "method", "code"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
+BAD_REQUESTS = Counter(
+    "stammtisch_bad_requests_total",
+    "Requests refused because their bytes are not a valid message of the method, by service and method",
+    ["service", "method"],
+)
 ACTIONS = Counter(
     "stammtisch_actions_total", "Game actions by game, outcome (applied/refused) and rules code",
     ["game", "outcome", "code"],

@@ -19,6 +19,7 @@ from nats.js.api import StreamConfig
 from nats.js.errors import BadRequestError
 
 from shared.config import Settings
+from shared.ids import check_name_part
 from shared.logs import get_logger
 
 log = get_logger("runtime")
@@ -48,12 +49,17 @@ class Runtime:
     js: JetStreamContext
 
     def key(self, *parts: str) -> str:
-        """A Redis key in this deployment's namespace."""
-        return ":".join((self.settings.key_prefix, *parts))
+        """A Redis key in this deployment's namespace (each part checked: IdError)."""
+        return ":".join((self.settings.key_prefix, *map(check_name_part, parts)))
 
     def subject(self, *parts: str) -> str:
-        """A NATS subject in this deployment's namespace."""
-        return ".".join((self.settings.key_prefix, *parts))
+        """A NATS subject in this deployment's namespace (each part checked: IdError)."""
+        return ".".join((self.settings.key_prefix, *map(check_name_part, parts)))
+
+    def subject_pattern(self, *parts: str) -> str:
+        """A subject to subscribe to: like :meth:`subject`, but a part may be a wildcard token."""
+        return ".".join((self.settings.key_prefix,
+                         *(part if part in ("*", ">") else check_name_part(part) for part in parts)))
 
 
 async def declare_streams(js: JetStreamContext, settings: Settings) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import secrets
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -65,7 +66,7 @@ def settings(infra: tuple[str, str]) -> Settings:
     return dataclasses.replace(
         Settings(), redis_url=redis_url, nats_url=nats_url, bind_host="127.0.0.1",
         ports=dict.fromkeys(("lobby", "engine", "arbiter", "scoring"), 0),
-        metrics_port=0, key_prefix="t" + uuid.uuid4().hex[:10], token_secret="test-secret",
+        metrics_port=0, key_prefix="t" + uuid.uuid4().hex[:10], token_secret=secrets.token_urlsafe(32),
         grace_seconds=1.0, actions_per_second=1000.0)
 
 

@@ -75,7 +75,7 @@ class Queue:
     @property
     def name(self) -> str:
         """Its name in keys and subjects."""
-        return f"{self.game}.{self.seats}"
+        return f"{self.game}:{self.seats}"
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from services.lobby.model import LobbyTable, Status
+from shared.ids import check_table_id
 from shared.rpc.errors import not_found, unavailable
 from shared.runtime import Runtime
-from shared.tables.records import check_table_id
 
 T = TypeVar("T")
 

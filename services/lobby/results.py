@@ -42,7 +42,7 @@ class GameResults:
     async def start(self) -> None:
         """Join the lobby replicas' shared durable consumer (created on first use)."""
         self._subscription = await self.runtime.js.subscribe(
-            self.runtime.subject("results", "*", "game"), queue=DURABLE, durable=DURABLE,
+            self.runtime.subject_pattern("results", "*", "game"), queue=DURABLE, durable=DURABLE,
             stream=results_stream(self.runtime.settings).name, cb=self._on_message, manual_ack=True,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=ACK_WAIT_SECONDS))
 

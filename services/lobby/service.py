@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 import grpc
@@ -16,6 +15,7 @@ from services.lobby.quickmatch import QuickMatch
 from services.lobby.results import GameResults
 from services.lobby.tables import Lobby
 from shared.api.stammtisch.v1 import lobby_pb2, lobby_pb2_grpc
+from shared.ids import check_table_id, new_player_id
 from shared.rpc.auth import TokenSigner, caller
 from shared.rpc.errors import invalid
 from shared.runtime import Runtime
@@ -24,7 +24,8 @@ MAX_NAME = 24
 
 
 def _bind_table(table_id: str) -> None:
-    structlog.contextvars.bind_contextvars(table_id=table_id)
+    """Check a request's table id at the door, then tag the request's log lines with it."""
+    structlog.contextvars.bind_contextvars(table_id=check_table_id(table_id))
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
@@ -35,7 +36,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self.quick = quick
         self.names = names
         settings = runtime.settings
-        self.signer = TokenSigner(settings.token_secret, settings.token_ttl_seconds)
+        self.signer = TokenSigner.from_settings(settings)
         self.token_ttl = settings.token_ttl_seconds
 
     async def Login(self, request: lobby_pb2.LoginRequest,
@@ -44,7 +45,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         name = request.name.strip()
         if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
             raise invalid(f"name must be 1 to {MAX_NAME} printable characters")
-        player_id = uuid.uuid4().hex
+        player_id = new_player_id()
         token, identity = self.signer.issue(player_id, name)
         await self.names.remember(player_id, name, self.token_ttl)
         expires = Timestamp()

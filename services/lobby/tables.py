@@ -27,11 +27,11 @@ from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
 from services.lobby.series import GameSeries
 from shared.api.stammtisch.v1 import common_pb2
+from shared.ids import check_table_id
 from shared.logs import get_logger
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition, unavailable
 from shared.runtime import Runtime
-from shared.tables.records import check_table_id
 
 log = get_logger("lobby.tables")
 

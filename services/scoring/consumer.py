@@ -39,7 +39,7 @@ RETRY_SECONDS = 1.0
 
 def game_results_subject(runtime: Runtime) -> str:
     """Game results only: round results carry nothing scoring keeps."""
-    return runtime.subject("results", "*", "game")
+    return runtime.subject_pattern("results", "*", "game")
 
 
 class ResultsConsumer:

@@ -6,10 +6,11 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 from structlog.contextvars import bind_contextvars
 
-from services.scoring.results import MAX_ID, FinishedGame
+from services.scoring.results import FinishedGame
 from services.scoring.storage import ScoreStore, Standing
 from shared.api.stammtisch.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 from shared.games.registry import ENGINES
+from shared.ids import check_player_id, check_table_id
 from shared.rpc.auth import caller
 from shared.rpc.errors import invalid
 
@@ -32,12 +33,6 @@ def game_enum(name: str) -> common_pb2.Game.ValueType:
     return common_pb2.Game.Value("GAME_" + name.upper().replace("-", "_"))
 
 
-def _checked_id(what: str, value: str) -> str:
-    if not 0 < len(value) <= MAX_ID:
-        raise invalid(f"{what} must be 1 to {MAX_ID} characters")
-    return value
-
-
 def _result_message(game: FinishedGame) -> scoring_pb2.GameResult:
     finished_at = Timestamp()
     finished_at.FromNanoseconds(int(game.at * 1e9))
@@ -54,7 +49,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
 
     async def GetTableResults(self, request: scoring_pb2.GetTableResultsRequest,
                               context: grpc.aio.ServicerContext) -> scoring_pb2.GetTableResultsResponse:
-        table_id = _checked_id("table_id", request.table_id)
+        table_id = check_table_id(request.table_id)
         bind_contextvars(table_id=table_id)
         games = await self.store.table_results(table_id)
         return scoring_pb2.GetTableResultsResponse(results=[_result_message(g) for g in games])
@@ -70,7 +65,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
 
     async def GetPlayerStats(self, request: scoring_pb2.GetPlayerStatsRequest,
                              context: grpc.aio.ServicerContext) -> scoring_pb2.GetPlayerStatsResponse:
-        player_id = _checked_id("player_id", request.player_id or caller().player_id)
+        player_id = check_player_id(request.player_id or caller().player_id)
         per_game = await self.store.player_stats(player_id)
         return scoring_pb2.GetPlayerStatsResponse(per_game=await self._entries(per_game))
 

@@ -2,8 +2,13 @@
 
 One wrapper runs around every handler (unary or streaming) so that each
 concern happens exactly once per call, in this order: bind a request id,
-authenticate, rate-limit, run the handler, map failures to statuses, then log
-and measure the outcome.
+authenticate, rate-limit, refuse an undecodable request, run the handler, map
+failures to statuses, then log and measure the outcome.
+
+The request deserializer is wrapped too: grpc calls it before any handler
+code, and a parser error there would reach the client as UNKNOWN with the
+parser's text. Instead it yields an :class:`Undecodable` marker that the
+wrapper refuses with INVALID_ARGUMENT, logged and counted like any call.
 """
 
 from __future__ import annotations
@@ -11,24 +16,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import OrderedDict
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import structlog
 
 from shared.games.errors import RuleError
+from shared.ids import IdError
 from shared.logs import get_logger
-from shared.metrics import RPC_LATENCY
+from shared.metrics import BAD_REQUESTS, RPC_LATENCY
 from shared.rpc.auth import TokenSigner, bearer_token, set_identity
-from shared.rpc.errors import ServiceError, rule_error_trailers
+from shared.rpc.errors import ServiceError, invalid, rule_error_trailers
 
 log = get_logger("rpc")
 
-#: Methods callable without a token.
+#: Methods callable without a token; a token attached to them is never even read.
 PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login")
+#: A client's x-request-id is kept when it looks like one; anything else gets a fresh id.
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
 #: Statuses worth an operator's attention; the rest (refused moves included) are routine.
@@ -38,23 +49,60 @@ _LEVELS = {"INTERNAL": log.error, "UNKNOWN": log.error, "DATA_LOSS": log.error,
 
 
 class RateLimiter:
-    """A token bucket per player: ``rate`` calls per second, bursts up to ``burst``."""
+    """A token bucket per player: ``rate`` calls per second, bursts up to ``burst``.
 
-    def __init__(self, rate: float, burst: float) -> None:
+    Buckets are kept in order of last use. A full bucket is the same as none,
+    so the least recently used one is forgotten once it has refilled; and at
+    most ``capacity`` are kept whatever happens (the oldest go first).
+    """
+
+    def __init__(self, rate: float, burst: float, capacity: int = 100_000) -> None:
         self.rate = rate
         self.burst = burst
-        self._buckets: dict[str, tuple[float, float]] = {}
+        self.capacity = capacity
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        """Players with a bucket right now."""
+        return len(self._buckets)
 
     def allow(self, key: str, now: float | None = None) -> bool:
         """Spend one token of ``key``'s bucket if there is one."""
         now = time.monotonic() if now is None else now
-        tokens, last = self._buckets.get(key, (self.burst, now))
+        tokens, last = self._buckets.pop(key, (self.burst, now))
         tokens = min(self.burst, tokens + (now - last) * self.rate)
-        if tokens < 1:
-            self._buckets[key] = (tokens, now)
-            return False
-        self._buckets[key] = (tokens - 1, now)
-        return True
+        allowed = tokens >= 1
+        self._buckets[key] = (tokens - 1 if allowed else tokens, now)
+        self._forget(now)
+        return allowed
+
+    def _forget(self, now: float) -> None:
+        while self._buckets:
+            tokens, last = next(iter(self._buckets.values()))
+            if len(self._buckets) <= self.capacity and tokens + (now - last) * self.rate < self.burst:
+                return
+            self._buckets.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """Stands in for a request whose bytes are not a valid message of the method's type."""
+
+    reason: str
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """The method's deserializer, returning :class:`Undecodable` where it would raise."""
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:  # noqa: BLE001 - whatever the parser says, the bytes are the client's
+            return Undecodable(f"{type(exc).__name__}: {exc}"[:200])
+
+    return deserialize
 
 
 class StammtischInterceptor(grpc.aio.ServerInterceptor):
@@ -75,34 +123,58 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         method: str = handler_call_details.method  # type: ignore[attr-defined]
         metadata = tuple(handler_call_details.invocation_metadata or ())  # type: ignore[attr-defined]
         public = method.startswith(PUBLIC_PREFIXES)
+        codec = {"request_deserializer": _tolerant(handler.request_deserializer),
+                 "response_serializer": handler.response_serializer}
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(handler.unary_unary, method, metadata, public),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer)
+                self._wrap_unary(handler.unary_unary, method, metadata, public), **codec)
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, method, metadata, public),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer)
-        return handler
+                self._wrap_stream(handler.unary_stream, method, metadata, public), **codec)
+        if handler.stream_unary:
+            return grpc.stream_unary_rpc_method_handler(
+                self._wrap_unary(handler.stream_unary, method, metadata, public), **codec)
+        return grpc.stream_stream_rpc_method_handler(
+            self._wrap_stream(handler.stream_stream, method, metadata, public), **codec)
 
     def _begin(self, method: str, metadata: tuple[Any, ...], public: bool) -> None:
         """Bind ids, authenticate and rate-limit; raises ServiceError to refuse."""
-        request_id = next((v for k, v in metadata if k == "x-request-id"), None) or uuid.uuid4().hex
+        given = next((v for k, v in metadata if k == "x-request-id"), None)
+        request_id = given if isinstance(given, str) and _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id, method=method)
         set_identity(None)
+        if public:
+            return
         token = bearer_token(metadata)
         if token is None:
-            if not public:
-                raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "missing token: log in first")
-            return
+            raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "missing token: log in first")
         identity = self.signer.verify(token)
         set_identity(identity)
         structlog.contextvars.bind_contextvars(player_id=identity.player_id)
-        if not public and not self.limiter.allow(identity.player_id):
+        if not self.limiter.allow(identity.player_id):
             raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many requests; slow down")
+
+    def _refuse_undecodable(self, method: str, request: Undecodable) -> ServiceError:
+        """Count the request and say why on the call's log line; the status is INVALID_ARGUMENT."""
+        BAD_REQUESTS.labels(self.service, _short(method)).inc()
+        structlog.contextvars.bind_contextvars(undecodable=request.reason)
+        return invalid("the request is not a valid message of this method's type")
+
+    async def _checked(self, method: str, requests: AsyncIterable[Any]) -> AsyncIterator[Any]:
+        """A client stream of requests that refuses the first undecodable one."""
+        async for request in requests:
+            if isinstance(request, Undecodable):
+                raise self._refuse_undecodable(method, request)
+            yield request
+
+    def _request(self, method: str, request: Any) -> Any:
+        """The handler's argument: the message, or the checked stream of them."""
+        if isinstance(request, Undecodable):
+            raise self._refuse_undecodable(method, request)
+        if hasattr(request, "__aiter__"):
+            return self._checked(method, request)
+        return request
 
     async def _fail(self, context: grpc.aio.ServicerContext, exc: Exception) -> None:
         """Turn an exception into the call's status (context.abort raises)."""
@@ -111,6 +183,8 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
             await context.abort(code, message, trailing_metadata=trailers)
         if isinstance(exc, ServiceError):
             await context.abort(exc.code, exc.message)
+        if isinstance(exc, IdError):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         if isinstance(exc, NotImplementedError):
             method = structlog.contextvars.get_contextvars().get("method", "this method")
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method} is not available yet")
@@ -122,7 +196,7 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         code = context.code() or fallback
         name = code.name if isinstance(code, grpc.StatusCode) else str(code)
         elapsed = time.perf_counter() - started
-        RPC_LATENCY.labels(self.service, method.rsplit("/", 1)[-1], name).observe(elapsed)
+        RPC_LATENCY.labels(self.service, _short(method), name).observe(elapsed)
         _LEVELS.get(name, log.info)("rpc", code=name, ms=round(elapsed * 1000, 2))
 
     @contextlib.asynccontextmanager
@@ -149,17 +223,22 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
                     public: bool) -> Callable[..., Awaitable[Any]]:
         async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> Any:
             async with self._call(method, metadata, public, context):
-                return await behavior(request, context)
+                return await behavior(self._request(method, request), context)
         return wrapper
 
     def _wrap_stream(self, behavior: Callable[..., Any], method: str, metadata: tuple[Any, ...],
                      public: bool) -> Callable[..., AsyncIterator[Any]]:
         async def wrapper(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             async with self._call(method, metadata, public, context):
-                result = behavior(request, context)
+                result = behavior(self._request(method, request), context)
                 if inspect.isasyncgen(result):
                     async for item in result:
                         yield item
                 else:
                     await result
         return wrapper
+
+
+def _short(method: str) -> str:
+    """The method's own name ("Login" of "/stammtisch.v1.LobbyService/Login"), for metric labels."""
+    return method.rsplit("/", 1)[-1]

@@ -37,7 +37,7 @@ async def create_server(
     ``register`` adds the service's servicers; ``full_names`` are their proto
     names, reported SERVING on the health service and listed by reflection.
     """
-    signer = TokenSigner(settings.token_secret, settings.token_ttl_seconds)
+    signer = TokenSigner.from_settings(settings)
     limiter = RateLimiter(settings.actions_per_second, settings.actions_per_second * 2)
     server = grpc.aio.server(interceptors=[StammtischInterceptor(service, signer, limiter)],
                              options=server_options(settings))

@@ -8,23 +8,12 @@ number (resuming clients, retried actions) without replaying the game.
 from __future__ import annotations
 
 import json
-import re
 import zlib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from shared.games.base import Event, Game
 from shared.games.registry import engine_class
-from shared.rpc.errors import invalid
-
-_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def check_table_id(table_id: str) -> str:
-    """A well-formed table id (it becomes part of Redis keys and NATS subjects), else INVALID_ARGUMENT."""
-    if not _TABLE_ID.fullmatch(table_id):
-        raise invalid("table_id is required: 1 to 64 letters, digits, '-' or '_'")
-    return table_id
 
 
 @dataclass

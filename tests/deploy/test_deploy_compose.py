@@ -10,18 +10,22 @@ from typing import Any
 import pytest
 from deploy_support import COMPOSE_PATH, REPO_ROOT, SERVICES, load_yaml
 
-from shared.config import DEFAULT_PORTS, DEV_TOKEN_SECRET, Settings
+from shared.config import DEFAULT_PORTS, Settings
 
 REQUIRED_SERVICES = {"redis", "nats", *SERVICES}
 #: Host ports for the four services' /metrics (each container listens on its metrics port).
 METRICS_HOST_PORTS = {9101, 9102, 9103, 9104}
 
-_INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*))?\}")
+_INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*)|:\?(?P<error>[^}]*))?\}")
+#: What the caller's environment gives the variables compose requires (`${VAR:?message}`).
+REQUIRED_FROM_CALLER = {"STAMMTISCH_TOKEN_SECRET": "x" * 43}
 
 
 def _interpolate(value: object) -> str:
-    """Compose-style `${VAR:-default}` with an empty environment: the defaults."""
-    return _INTERPOLATION.sub(lambda m: m.group("default") or "", str(value))
+    """Compose-style `${VAR:-default}` with an environment that sets only the required variables."""
+    return _INTERPOLATION.sub(
+        lambda m: REQUIRED_FROM_CALLER[m.group("name")] if m.group("error") is not None
+        else m.group("default") or "", str(value))
 
 
 def _environment(service: dict[str, Any]) -> dict[str, str]:
@@ -92,9 +96,11 @@ def test_stammtisch_service(
     assert env["STAMMTISCH_BIND"] == "0.0.0.0"
     assert env["REDIS_URL"].startswith("redis://redis:")
     assert env["NATS_URL"].startswith("nats://nats:")
-    # One secret for all, from the caller's environment, with the dev default.
-    assert spec["environment"]["STAMMTISCH_TOKEN_SECRET"] == (
-        f"${{STAMMTISCH_TOKEN_SECRET:-{DEV_TOKEN_SECRET}}}")
+    # One secret for all, from the caller's environment, with no default: compose refuses to start
+    # without it. The previous secret (rotation) is optional.
+    secret = _INTERPOLATION.fullmatch(spec["environment"]["STAMMTISCH_TOKEN_SECRET"])
+    assert secret and secret["name"] == "STAMMTISCH_TOKEN_SECRET" and secret["error"], "use ${VAR:?message}"
+    assert spec["environment"]["STAMMTISCH_TOKEN_SECRET_PREVIOUS"] == "${STAMMTISCH_TOKEN_SECRET_PREVIOUS:-}"
 
     settings = _settings(env, monkeypatch)
     assert settings.ports[service] == DEFAULT_PORTS[service]

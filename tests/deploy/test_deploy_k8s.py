@@ -12,6 +12,7 @@ import yaml
 from deploy_support import K8S_DIR, REPO_ROOT, SERVICES, health_service_name
 
 from shared.config import DEFAULT_PORTS, Settings
+from shared.token_secret import require_token_secret
 
 #: Fixed Kubernetes versions the manifests must validate against: the oldest
 #: with GA gRPC probes, and a recent one.
@@ -132,6 +133,9 @@ def test_deployment(
     assert container["envFrom"] == [{"configMapRef": {"name": CONFIGMAP_NAME}}]
     env = {item["name"]: item for item in container["env"]}
     assert env[SECRET_KEY]["valueFrom"]["secretKeyRef"] == {"name": SECRET_NAME, "key": SECRET_KEY}
+    previous = f"{SECRET_KEY}_PREVIOUS"  # rotation: optional, from the same Secret
+    assert env[previous]["valueFrom"]["secretKeyRef"] == {"name": SECRET_NAME, "key": previous,
+                                                          "optional": True}
 
     # A graceful stop (preStop sleep + STAMMTISCH_GRACE_SECONDS) fits in the grace period.
     pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
@@ -201,6 +205,8 @@ def test_secret_template_is_an_obvious_placeholder(
     assert [secret["metadata"]["name"] for secret in secrets] == [SECRET_NAME]
     value = secrets[0]["stringData"][SECRET_KEY]
     assert "REPLACE" in value.upper()
+    with pytest.raises(SystemExit, match="at least 32 bytes"):  # a service given it does not start
+        require_token_secret(Settings(token_secret=value))
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (kustomize) not installed")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 import signal
 import uuid
 from collections.abc import AsyncIterator
@@ -52,7 +53,8 @@ async def _acknowledged_moves(clients: list[StammtischClient], table_id: str, co
 async def test_a_killed_stack_loses_no_acknowledged_action(infra: tuple[str, str], tmp_path: Path) -> None:
     redis_url, nats_url = infra
     env = {"REDIS_URL": redis_url, "NATS_URL": nats_url, "STAMMTISCH_LOG_LEVEL": "warning",
-           "STAMMTISCH_KEY_PREFIX": "crash" + uuid.uuid4().hex[:8], "STAMMTISCH_TOKEN_SECRET": "crash-test"}
+           "STAMMTISCH_KEY_PREFIX": "crash" + uuid.uuid4().hex[:8],
+           "STAMMTISCH_TOKEN_SECRET": secrets.token_urlsafe(32)}  # both stacks accept the clients' tokens
     first = start_stack(env, tmp_path / "first")
     clients = [StammtischClient(_endpoints(first)) for _ in range(4)]
     try:

@@ -17,6 +17,7 @@ from test_scoring_support import (
     board,
     consumed,
     finished,
+    player,
     publisher,
     scoring,
     table_results,
@@ -34,15 +35,15 @@ pytestmark = pytest.mark.integration
 
 async def test_finished_games_show_up_as_table_results_leaderboard_and_stats(
         stack: dict[str, str], settings: Settings) -> None:
-    people = ["anna", "bert", "cleo"]
+    people = [player(name) for name in ("anna", "bert", "cleo")]
     first, second = [30, 50, 10, 99], [60, 20, 20, 5]  # Willi with the card monster in seat 3
     async with publisher(settings) as announcer:
-        await announcer.runtime.redis.hset(announcer.runtime.key("player", "anna"), "name", "Anna")
+        await announcer.runtime.redis.hset(announcer.runtime.key("player", player("anna")), "name", "Anna")
         await announcer.publish_results(finished("t1", "willi", people, first, seq=40, game_no=1))
         await announcer.publish_results(finished("t1", "willi", people, second, seq=81, game_no=2))
         # Willi Stich: seat 1 was always a bot, dora left and a bot finished her seat 2.
-        await announcer.publish_results(finished("t2", "willi-stich", ["anna", "", "dora"], [10, 30, 5],
-                                                 bots={"1": "random", "2": "heuristic"}))
+        await announcer.publish_results(finished("t2", "willi-stich", [player("anna"), "", player("dora")],
+                                                 [10, 30, 5], bots={"1": "random", "2": "heuristic"}))
     metadata = auth(settings, "anna")
     async with scoring(stack["scoring"]) as stub:
         results = await wait_for(lambda: _results_of(stub, metadata, "t1", count=2))
@@ -64,20 +65,20 @@ async def test_finished_games_show_up_as_table_results_leaderboard_and_stats(
     assert [by_player[p].rating for p in people] == pytest.approx(ratings)
     assert [by_player[p].wins for p in people] == [1, 1, 0]
     assert [e.rating for e in entries] == sorted((e.rating for e in entries), reverse=True)
-    assert (by_player["anna"].name, by_player["bert"].name) == ("Anna", "")
+    assert (by_player[player("anna")].name, by_player[player("bert")].name) == ("Anna", "")
     assert sum(e.rating for e in entries) == pytest.approx(3 * START_RATING)
 
-    assert sorted(e.player_id for e in stich) == ["anna", "dora"], "bots are not ranked"
+    assert sorted(e.player_id for e in stich) == [player("anna"), player("dora")], "bots are not ranked"
     assert [(e.game, e.games) for e in own] == [(WILLI, 2), (STICH, 1)]
-    assert own[0] == by_player["anna"]
+    assert own[0] == by_player[player("anna")]
 
 
 async def test_leaderboard_sorts_by_rating_then_wins_and_honours_the_limit(
         stack: dict[str, str], settings: Settings) -> None:
     async with publisher(settings) as announcer:
-        for table, players, scores in (("solo-win", ["xena", ""], [5, 1]),
-                                       ("solo-loss", ["yuri", ""], [1, 5]),
-                                       ("duel", ["paul", "quin"], [9, 3])):
+        for table, players, scores in (("solo-win", [player("xena"), ""], [5, 1]),
+                                       ("solo-loss", [player("yuri"), ""], [1, 5]),
+                                       ("duel", [player("paul"), player("quin")], [9, 3])):
             bots = {str(seat): "random" for seat, p in enumerate(players) if not p}
             await announcer.publish_results(finished(table, "willi-stich", players, scores, bots=bots))
     metadata = auth(settings)
@@ -86,9 +87,9 @@ async def test_leaderboard_sorts_by_rating_then_wins_and_honours_the_limit(
         top_two = await board(stub, metadata, STICH, limit=2)
         default = await board(stub, metadata, STICH, limit=0)
         other_game = await board(stub, metadata, WILLI)
-    assert [e.player_id for e in everyone] == ["paul", "xena", "yuri", "quin"]
+    assert [e.player_id for e in everyone] == [player("paul"), player("xena"), player("yuri"), player("quin")]
     assert [(e.rating, e.wins) for e in everyone[1:3]] == [(START_RATING, 1), (START_RATING, 0)]
-    assert [e.player_id for e in top_two] == ["paul", "xena"]
+    assert [e.player_id for e in top_two] == [player("paul"), player("xena")]
     assert default == everyone
     assert other_game == []
 
@@ -101,6 +102,10 @@ async def test_leaderboard_sorts_by_rating_then_wins_and_honours_the_limit(
     ("GetTableResults", scoring_pb2.GetTableResultsRequest()),
     ("GetTableResults", scoring_pb2.GetTableResultsRequest(table_id="x" * 129)),
     ("GetPlayerStats", scoring_pb2.GetPlayerStatsRequest(player_id="x" * 129)),
+    ("GetPlayerStats", scoring_pb2.GetPlayerStatsRequest(player_id="nobody")),
+    ("GetPlayerStats", scoring_pb2.GetPlayerStatsRequest(player_id="a" * 31 + "\n")),
+    ("GetTableResults", scoring_pb2.GetTableResultsRequest(table_id="t 1")),
+    ("GetTableResults", scoring_pb2.GetTableResultsRequest(table_id="t1\r\n")),
 ])
 async def test_bad_requests_are_invalid_arguments(stack: dict[str, str], settings: Settings,
                                                   method: str, request_: object) -> None:
@@ -116,7 +121,7 @@ async def test_unknown_tables_and_players_are_empty_and_a_token_is_required(
     metadata = auth(settings)
     async with scoring(stack["scoring"]) as stub:
         assert await table_results(stub, metadata, "never-played") == []
-        stats = await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(player_id="nobody"),
+        stats = await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(player_id=player("nobody")),
                                           metadata=metadata)
         assert list(stats.per_game) == []
         with pytest.raises(grpc.aio.AioRpcError) as info:

@@ -19,6 +19,7 @@ from test_scoring_support import (
     board,
     consumed,
     finished,
+    player,
     publisher,
     scoring,
     wait_for,
@@ -35,7 +36,7 @@ from shared.tables.records import CommitRecord
 
 pytestmark = pytest.mark.integration
 
-POOL = ["ada", "ben", "cai", "dev", "eli", "fay"]
+POOL = [player(name) for name in ("ada", "ben", "cai", "dev", "eli", "fay")]
 
 
 @asynccontextmanager
@@ -65,9 +66,9 @@ def expected_records(records: list[CommitRecord]) -> dict[str, tuple[int, int]]:
     wins: Counter[str] = Counter()
     for record in records:
         game_over = record.events[-1]
-        for seat, player in enumerate(record.meta.players):
-            games[player] += 1
-            wins[player] += seat in game_over["winners"]
+        for seat, player_id in enumerate(record.meta.players):
+            games[player_id] += 1
+            wins[player_id] += seat in game_over["winners"]
     return {player: (games[player], wins[player]) for player in games}
 
 
@@ -88,7 +89,7 @@ async def settled(js: JetStreamContext, settings: Settings) -> bool:
 
 
 async def test_a_result_published_again_counts_once(settings: Settings) -> None:
-    record = finished("twice", "willi", ["ann", "bob", "cid"], [10, 20, 30, 5])
+    record = finished("twice", "willi", [player("ann"), player("bob"), player("cid")], [10, 20, 30, 5])
     duplicates = consumed("duplicate")
     async with scoring_alone(settings) as address, publisher(settings) as announcer:
         js, stream = announcer.runtime.js, stream_name(settings)
@@ -110,8 +111,8 @@ async def test_a_result_published_again_counts_once(settings: Settings) -> None:
         await wait_for(lambda: consumed("duplicate") - duplicates == 1)
         async with scoring(address) as stub:
             entries = await board(stub, auth(settings), WILLI)
-    assert {(e.player_id, e.games, e.wins) for e in entries} == {("ann", 1, 0), ("bob", 1, 0),
-                                                                  ("cid", 1, 1)}
+    assert {(e.player_id, e.games, e.wins) for e in entries} == {(player("ann"), 1, 0), (player("bob"), 1, 0),
+                                                                  (player("cid"), 1, 1)}
 
 
 async def test_a_restarted_scoring_goes_on_without_loss_or_double_counting(settings: Settings) -> None:
@@ -148,11 +149,11 @@ async def test_two_replicas_share_the_work_and_count_every_game_once(settings: S
         async with scoring(address) as stub:
             await wait_for(lambda: settled(js, settings))
             on_board = await records_on_board(stub, settings)
-            stats = await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(player_id="ada"),
+            stats = await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(player_id=POOL[0]),
                                               metadata=auth(settings))
             ratings = [e.rating for e in await board(stub, auth(settings), STICH)]
     assert on_board == expected_records(records)
-    assert [(e.games, e.wins) for e in stats.per_game] == [on_board["ada"]]
+    assert [(e.games, e.wins) for e in stats.per_game] == [on_board[POOL[0]]]
     assert sum(ratings) == pytest.approx(len(POOL) * START_RATING)
 
 
