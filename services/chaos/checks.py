@@ -57,7 +57,7 @@ async def check_logs(settings: Settings, ledger: Ledger, findings: Findings) -> 
     """Every acknowledged action is in its table's log exactly once, where its answer says."""
     acks = seat_actions(ledger)
     async with open_runtime(settings, name="stammtisch-chaos-check") as runtime:
-        store = TableStore(runtime, deadline_policy(0))
+        store = TableStore(runtime, deadline_policy(0, runtime.settings.idle_close_seconds))
         for table_id in ledger.tables:
             log = await store.log_after(table_id, 0, limit=1_000_000)
             if [r.seq for r in log] != list(range(1, len(log) + 1)):
