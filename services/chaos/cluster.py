@@ -23,7 +23,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shared.localinfra import answers, binary, free_port
+from shared.localinfra import LocalServer, answers, free_port, start_nats, start_redis
 from shared.sdk.client import Endpoints
 
 STAMMTISCH = str(Path(sys.executable).parent / "stammtisch")
@@ -102,21 +102,10 @@ class Cluster:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = data_dir
         self.key_prefix = "chaos" + secrets.token_hex(4)
-        redis_port, nats_port = free_port(), free_port()
-        self.redis_url = f"redis://127.0.0.1:{redis_port}/0"
-        self.nats_url = f"nats://127.0.0.1:{nats_port}"
-        redis_dir, nats_dir = data_dir / "redis", data_dir / "nats"
-        redis_dir.mkdir(exist_ok=True)
-        nats_dir.mkdir(exist_ok=True)
-        self.members = [
-            Member("redis", "redis", redis_port, [
-                binary("redis-server"), "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "yes", "--appendfsync", "always", "--dir", str(redis_dir)],
-                data_dir / "redis.log"),
-            Member("nats", "nats", nats_port, [
-                binary("nats-server"), "-a", "127.0.0.1", "-p", str(nats_port), "-js",
-                "-sd", str(nats_dir)], data_dir / "nats.log"),
-        ]
+        self._ports = {"redis": free_port(), "nats": free_port()}
+        self.redis_url = f"redis://127.0.0.1:{self._ports['redis']}/0"
+        self.nats_url = f"nats://127.0.0.1:{self._ports['nats']}"
+        self.members: list[Member] = []
         self._secret = secrets.token_urlsafe(32)
         for kind, count in REPLICAS.items():
             for index in range(1, count + 1):
@@ -133,6 +122,11 @@ class Cluster:
         return Member(kind, name, port, [STAMMTISCH, "serve", "--service", kind],
                       self.data_dir / f"{name}.log", env)
 
+    def _started(self, kind: str, server: LocalServer) -> Member:
+        """A member for a server localinfra started (it knows its command and log)."""
+        assert server.command is not None and server.log is not None
+        return Member(kind, kind, self._ports[kind], server.command, server.log, process=server.process)
+
     def of_kind(self, kind: str) -> list[Member]:
         """The members of one kind ("engine": both replicas)."""
         return [m for m in self.members if m.kind == kind]
@@ -145,12 +139,13 @@ class Cluster:
 
     async def start(self) -> None:
         """Redis and NATS first (the services connect at start), then every service."""
-        for member in self.members[:2]:
+        redis = await asyncio.to_thread(start_redis, self._ports["redis"], self.data_dir / "redis", "always")
+        nats = await asyncio.to_thread(start_nats, self._ports["nats"], self.data_dir / "nats")
+        self.members[:0] = [self._started("redis", redis), self._started("nats", nats)]
+        services = [m for m in self.members if m.grpc]
+        for member in services:
             member.spawn()
-            await member.ready()
-        for member in self.members[2:]:
-            member.spawn()
-        await asyncio.gather(*(member.ready() for member in self.members[2:]))
+        await asyncio.gather(*(member.ready() for member in services))
 
     async def restart(self, member: Member) -> float:
         """Start a killed member again on its port and data; returns seconds until it served."""
