@@ -33,6 +33,8 @@ class Report:
     """What one run did and found."""
 
     seed: int
+    #: Monotonic time the run started (kill and progress times are monotonic too).
+    started: float
     kills: KillLog
     ledger: Ledger
     findings: Findings
@@ -64,19 +66,21 @@ class Report:
         """True when every check passed."""
         return not self.problems()
 
-    def longest_stall(self) -> tuple[float, str]:
-        """The longest time no table made progress, and the kill that came last before its end."""
+    def longest_stall(self) -> tuple[float, float, str, float]:
+        """The longest time no table made progress: its length and start, and the kill that
+        came last before its end, with its time (times in seconds since the run started)."""
         times = sorted(self.ledger.progress)
         if len(times) < 2:
-            return 0.0, ""
+            return 0.0, 0.0, "", 0.0
         gap, end = max((later - earlier, later) for earlier, later in itertools.pairwise(times))
-        return gap, self.kills.last_before(end)
+        killed, at = self.kills.last_before(end)
+        return gap, end - gap - self.started, killed, at - self.started
 
     def lines(self) -> list[str]:
         """The figures, as printed."""
         by_game = Counter(run.game for run in self.ledger.tables.values())
         done = Counter(run.game for run in self.ledger.tables.values() if run.finished)
-        stall, after = self.longest_stall()
+        stall, stall_at, killed, killed_at = self.longest_stall()
         restarts = sorted(self.kills.restart_seconds)
         f = self.findings
         lines = [
@@ -91,7 +95,8 @@ class Report:
             f"(refused by the rules {self.ledger.refused})",
             f"  stream gaps or duplicates {len(self.ledger.stream_faults)}, "
             f"scoring problems {len(f.scoring)}, lobby problems {len(f.lobby)}",
-            f"  longest stall {stall:.1f} s" + (f" (after killing {after})" if after else ""),
+            f"  longest stall {stall:.1f} s from +{stall_at:.0f} s"
+            + (f" (last kill before its end: {killed} at +{killed_at:.0f} s)" if killed else ""),
             f"  statuses clients saw: {dict(sorted(self.ledger.statuses.items()))}",
             f"  server error lines: {sum(self.server_errors.values())}",
         ]
@@ -136,7 +141,7 @@ async def chaos(data_dir: Path, kills: int, seed: int, tables: int, slots: int,
         await check_lobby(cluster.endpoints, ledger, findings)
     finally:
         cluster.stop()
-    return Report(seed, killed, ledger, findings, time.monotonic() - started, cluster.errors())
+    return Report(seed, started, killed, ledger, findings, time.monotonic() - started, cluster.errors())
 
 
 def main(kills: int, seed: int, tables: int, slots: int, interval: float) -> int:

@@ -50,10 +50,10 @@ class KillLog:
     restart_seconds: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
-    def last_before(self, moment: float) -> str:
-        """The member killed most recently before ``moment`` ("" if none)."""
-        earlier = [name for at, name in self.at if at <= moment]
-        return earlier[-1] if earlier else ""
+    def last_before(self, moment: float) -> tuple[str, float]:
+        """The member killed most recently before ``moment``, and when ("", 0.0 if none)."""
+        earlier = [(name, at) for at, name in self.at if at <= moment]
+        return earlier[-1] if earlier else ("", 0.0)
 
 
 async def run_schedule(cluster: Cluster, plan: list[Kill], done: KillLog) -> None:
