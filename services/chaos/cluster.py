@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import redis.asyncio as aioredis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis.exceptions import RedisError
 
 from shared.localinfra import LocalServer, answers, free_port, start_nats, start_redis
 from shared.sdk.client import Endpoints
@@ -47,7 +49,7 @@ class Member:
 
     @property
     def grpc(self) -> bool:
-        """Services answer the gRPC health check; Redis and NATS are ready once they accept."""
+        """A service (it answers the gRPC health check), not Redis or NATS."""
         return self.kind in REPLICAS
 
     def spawn(self) -> None:
@@ -57,16 +59,32 @@ class Member:
                                             stdin=subprocess.DEVNULL)
 
     async def ready(self, timeout: float = START_SECONDS) -> None:
-        """Wait until the member serves (health SERVING, or the port accepts)."""
+        """Wait until the member serves: health SERVING, Redis answering PING, NATS accepting."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process is None or self.process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited at start; see {self.log_path}")
-            if await (self._serving() if self.grpc else asyncio.to_thread(
-                    answers, f"tcp://127.0.0.1:{self.port}")):
+            if await self._answers():
                 return
             await asyncio.sleep(0.1)
         raise RuntimeError(f"{self.name} did not come up within {timeout:.0f} s; see {self.log_path}")
+
+    async def _answers(self) -> bool:
+        if self.kind == "redis":
+            return await self._redis_answers()
+        if self.kind == "nats":
+            return await asyncio.to_thread(answers, f"tcp://127.0.0.1:{self.port}")
+        return await self._serving()
+
+    async def _redis_answers(self) -> bool:
+        """PING answers only once the AOF is loaded (before, Redis accepts and says LOADING)."""
+        client = aioredis.Redis(port=self.port, socket_timeout=1.0)
+        try:
+            return bool(await client.ping())
+        except RedisError:
+            return False
+        finally:
+            await client.aclose()
 
     async def _serving(self) -> bool:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{self.port}") as channel:

@@ -81,14 +81,13 @@ class Report:
         by_game = Counter(run.game for run in self.ledger.tables.values())
         done = Counter(run.game for run in self.ledger.tables.values() if run.finished)
         stall, stall_at, killed, killed_at = self.longest_stall()
-        restarts = sorted(self.kills.restart_seconds)
         f = self.findings
         lines = [
             f"Chaos run (seed {self.seed}) in {self.elapsed:.0f} s",
             f"  kills by kind: {dict(sorted(self.kills.by_kind.items()))} "
             f"(total {sum(self.kills.by_kind.values())})",
-            f"  restart to serving: median {restarts[len(restarts) // 2]:.1f} s, max {restarts[-1]:.1f} s"
-            if restarts else "  restarts: none",
+            "  restart to serving, slowest by kind: " + ", ".join(
+                f"{kind} {max(times):.1f} s" for kind, times in sorted(self.kills.restart_seconds.items())),
             "  tables finished: " + ", ".join(f"{game} {done[game]}/{by_game[game]}" for game in TABLES),
             f"  actions acknowledged {len(self.ledger.acknowledged)}, lost {len(f.lost)}, "
             f"duplicated {len(f.duplicated)}, given up {len(self.ledger.abandoned)} "

@@ -47,7 +47,8 @@ class KillLog:
 
     by_kind: Counter[str] = field(default_factory=Counter)
     at: list[tuple[float, str]] = field(default_factory=list)
-    restart_seconds: list[float] = field(default_factory=list)
+    #: Seconds from a restart until the member served again, by kind.
+    restart_seconds: dict[str, list[float]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
     def last_before(self, moment: float) -> tuple[str, float]:
@@ -68,7 +69,7 @@ async def run_schedule(cluster: Cluster, plan: list[Kill], done: KillLog) -> Non
         log.info("killed", member=member.name, down_seconds=round(kill.down_seconds, 2))
         await asyncio.sleep(kill.down_seconds)
         try:
-            done.restart_seconds.append(await cluster.restart(member))
+            done.restart_seconds.setdefault(member.kind, []).append(await cluster.restart(member))
         except RuntimeError as err:
             done.failures.append(str(err))
             return
