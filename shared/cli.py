@@ -79,7 +79,7 @@ def _loadtest(args: argparse.Namespace) -> int:
 def _chaos(args: argparse.Namespace) -> int:
     from services.chaos.run import main as chaos_main
 
-    return chaos_main(args.kills, args.seed, args.tables, args.slots, args.interval)
+    return chaos_main(args.kills, args.seed, args.tables, args.slots, args.interval, args.keep_logs)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     chaos.add_argument("--tables", type=int, default=24, help="at least this many tables")
     chaos.add_argument("--slots", type=int, default=8, help="tables played at the same time")
     chaos.add_argument("--interval", type=float, default=4.0, help="mean seconds between kills")
+    chaos.add_argument("--keep-logs", action="store_true", help="keep every process's log (kept anyway "
+                       "when a check fails)")
     chaos.set_defaults(func=_chaos)
 
     replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")

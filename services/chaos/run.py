@@ -143,15 +143,16 @@ async def chaos(data_dir: Path, kills: int, seed: int, tables: int, slots: int,
     return Report(seed, started, killed, ledger, findings, time.monotonic() - started, cluster.errors())
 
 
-def main(kills: int, seed: int, tables: int, slots: int, interval: float) -> int:
-    """Run, print the figures; the logs stay (and their folder is printed) when a check failed."""
+def main(kills: int, seed: int, tables: int, slots: int, interval: float, keep_logs: bool = False) -> int:
+    """Run, print the figures; the logs stay (and their folder is printed) when a check failed
+    or ``keep_logs`` asks for them."""
     configure_logging("info", "console")
     data_dir = Path(tempfile.mkdtemp(prefix="stammtisch-chaos-"))
     report = asyncio.run(chaos(data_dir, kills, seed, tables, slots, interval))
     for line in report.lines():
         print(line, flush=True)
-    if report.ok:
+    if report.ok and not keep_logs:
         shutil.rmtree(data_dir, ignore_errors=True)
-        return 0
-    print(f"  logs of every process: {data_dir}", flush=True)
-    return 1
+    else:
+        print(f"  logs of every process: {data_dir}", flush=True)
+    return 0 if report.ok else 1
