@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.chaos.players import Acknowledged, Ledger, persist, seat_actions
-from services.scoring.servicer import game_enum
 from services.tableplay import action_from_proto
 from shared.api.stammtisch.v1 import lobby_pb2, scoring_pb2
 from shared.config import Settings
+from shared.rpc.games import GAME_ENUMS
 from shared.runtime import open_runtime
 from shared.sdk.client import Endpoints, StammtischClient, action_to_proto
 from shared.tables.clocks import deadline_policy
@@ -149,7 +149,7 @@ async def _results(ledger: Ledger, client: StammtischClient, table_id: str) -> i
 async def _games_played(ledger: Ledger, client: StammtischClient, player_id: str, game: str) -> int:
     reply = await persist(ledger, "scoring", lambda: client.scoring.GetPlayerStats(
         scoring_pb2.GetPlayerStatsRequest(player_id=player_id), metadata=client.auth))
-    return sum(entry.games for entry in reply.per_game if entry.game == game_enum(game))
+    return sum(entry.games for entry in reply.per_game if entry.game == GAME_ENUMS[game])
 
 
 def check_settings(redis_url: str, nats_url: str, key_prefix: str) -> Settings:
