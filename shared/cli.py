@@ -78,6 +78,12 @@ def _loadtest(args: argparse.Namespace) -> int:
     return loadtest_main(args.game, args.tables, args.seconds)
 
 
+def _chaos(args: argparse.Namespace) -> int:
+    from services.chaos.run import main as chaos_main
+
+    return chaos_main(args.kills, args.seed, args.tables, args.slots, args.interval, args.keep_logs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands; each imports its implementation lazily to start fast."""
     parser = argparse.ArgumentParser(prog="stammtisch", description=__doc__)
@@ -133,6 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--tables", type=int, default=25)
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
     load.set_defaults(func=_loadtest)
+
+    chaos = sub.add_parser("chaos", help="play tables while a seeded schedule SIGKILLs every kind "
+                           "of process; checks nothing acknowledged is lost or doubled")
+    chaos.add_argument("--kills", type=int, default=36)
+    chaos.add_argument("--seed", type=int, default=1)
+    chaos.add_argument("--tables", type=int, default=24, help="at least this many tables")
+    chaos.add_argument("--slots", type=int, default=8, help="tables played at the same time")
+    chaos.add_argument("--interval", type=float, default=4.0, help="mean seconds between kills")
+    chaos.add_argument("--keep-logs", action="store_true", help="keep every process's log (kept anyway "
+                       "when a check fails)")
+    chaos.set_defaults(func=_chaos)
 
     replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")
     replay.add_argument("file")

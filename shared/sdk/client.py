@@ -31,11 +31,27 @@ from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 SERVICES = ("lobby", "engine", "arbiter", "scoring")
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+#: Longest pause between two attempts of one action, however many attempts are allowed.
+MAX_BACKOFF_SECONDS = 1.0
+#: A restarted server is found again within about a second (grpc's default backs off up to 2 minutes).
+_RECONNECT_OPTIONS = (("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 1000))
+
+
+def open_channel(target: str) -> grpc.aio.Channel:
+    """A channel to ``host:port``, or to replicas ``ip:port,ip:port`` with round robin.
+
+    Round robin sends each call to a replica that is up, so one replica going
+    down costs a retry, not an outage.
+    """
+    if "," not in target:
+        return grpc.aio.insecure_channel(target, options=_RECONNECT_OPTIONS)
+    return grpc.aio.insecure_channel(f"ipv4:{target}", options=(
+        *_RECONNECT_OPTIONS, ("grpc.lb_policy_name", "round_robin")))
 
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the four services listen."""
+    """Where the four services listen (each "host:port", or replicas as "ip:port,ip:port")."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
@@ -110,8 +126,7 @@ class StammtischClient:
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
-        self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name))
-                          for name in SERVICES}
+        self._channels = {name: open_channel(getattr(self.endpoints, name)) for name in SERVICES}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
@@ -271,7 +286,7 @@ class StammtischClient:
                     raise RefusedAction(rule_code_name(violation), violation.message) from err
                 if err.code() not in RETRYABLE or attempt == attempts - 1:
                     raise
-                await asyncio.sleep(0.05 * 2 ** attempt)
+                await asyncio.sleep(min(MAX_BACKOFF_SECONDS, 0.05 * 2 ** attempt))
         raise AssertionError("unreachable")
 
     async def view(self, table_id: str) -> Update:
