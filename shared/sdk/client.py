@@ -12,11 +12,15 @@ from typing import Any
 import grpc
 
 from shared.api.stammtisch.v1 import (
+    accounts_pb2,
+    accounts_pb2_grpc,
     arbiter_pb2,
     arbiter_pb2_grpc,
     common_pb2,
     engine_pb2,
     engine_pb2_grpc,
+    history_pb2,
+    history_pb2_grpc,
     lobby_pb2,
     lobby_pb2_grpc,
     scoring_pb2_grpc,
@@ -108,7 +112,10 @@ class StammtischClient:
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
         self.scoring = scoring_pb2_grpc.ScoringServiceStub(self._channels["scoring"])
+        self.accounts = accounts_pb2_grpc.AccountServiceStub(self._channels["lobby"])
+        self.history = history_pb2_grpc.HistoryServiceStub(self._channels["lobby"])
         self.token = ""
+        self.refresh_token = ""
         self.player_id = ""
         self.name = ""
         self._games: dict[str, str] = {}
@@ -135,6 +142,32 @@ class StammtischClient:
         reply = await self.lobby.Login(lobby_pb2.LoginRequest(name=name))
         self.token, self.player_id, self.name = reply.token, reply.player_id, name
         return self.player_id
+
+    async def login_device(self, device_id: str, device_secret: str,
+                           name: str = "") -> accounts_pb2.LoginDeviceResponse:
+        """Log in as this device's lasting player (made on first use)."""
+        reply = await self.accounts.LoginDevice(accounts_pb2.LoginDeviceRequest(
+            device_id=device_id, device_secret=device_secret, display_name=name))
+        self.token, self.player_id, self.name = reply.token, reply.player_id, reply.display_name
+        self.refresh_token = reply.refresh_token
+        return reply
+
+    async def refresh(self) -> accounts_pb2.RefreshTokenResponse:
+        """Renew the access token with the refresh token (which is used up and replaced)."""
+        reply = await self.accounts.RefreshToken(
+            accounts_pb2.RefreshTokenRequest(refresh_token=self.refresh_token))
+        self.token, self.refresh_token = reply.token, reply.refresh_token
+        return reply
+
+    async def my_games(self, page_size: int = 0, page_token: str = "") -> history_pb2.ListMyGamesResponse:
+        """One page of this player's finished games, newest first."""
+        return await self.history.ListMyGames(history_pb2.ListMyGamesRequest(
+            page_size=page_size, page_token=page_token), metadata=self.auth)
+
+    async def replay(self, table_id: str, game_no: int = 0) -> history_pb2.GetReplayResponse:
+        """A finished game with every card and its seed (0: the table's newest finished game)."""
+        return await self.history.GetReplay(history_pb2.GetReplayRequest(
+            table_id=table_id, game_no=game_no), metadata=self.auth)
 
     async def create_table(self, game: str, seats: int, join: bool = True,
                            **options: int) -> lobby_pb2.Table:
