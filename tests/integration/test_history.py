@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import logging
 
 import grpc
 import pytest
@@ -41,7 +42,8 @@ async def _replay_when_archived(client: StammtischClient, table_id: str, game_no
 
 
 async def test_a_finished_game_is_archived_with_every_card_and_its_deal_verifies(
-        settings: Settings, runtime: Runtime) -> None:
+        settings: Settings, runtime: Runtime, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
     async with quick_stack(settings) as ends:
         me, stranger = StammtischClient(ends), StammtischClient(ends)
         await me.login("me")
@@ -69,6 +71,7 @@ async def test_a_finished_game_is_archived_with_every_card_and_its_deal_verifies
         assert not set(others) & set(first.view["hands"][0])
 
         await finish_game([me], table_id, "willi")
+        assert str(meta.seed) not in caplog.text and meta.salt not in caplog.text
         reply = await _replay_when_archived(stranger, table_id)
         archive = archive_of(reply)
         assert archive.seed == meta.seed and archive.salt == meta.salt
