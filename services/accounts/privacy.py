@@ -34,8 +34,8 @@ class PlayerData:
     async def export(self, player_id: str) -> dict[str, Any]:
         """Everything kept about the player, as JSON data."""
         entries = await self.archive.all_entries(player_id)
-        ratings = [{"game": game, "games": s.games, "wins": s.wins, "rating": s.rating}
-                   for game, s in await self.scores.player_stats(player_id)]
+        ratings = [{"game": game, **standing.fields(), "rating": standing.rating.conservative()}
+                   for game, standing in await self.scores.player_stats(player_id)]
         return {"player_id": player_id,
                 "account": await self.accounts.account(player_id),
                 "devices": await self.accounts.devices(player_id),

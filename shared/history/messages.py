@@ -11,7 +11,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from shared.api.stammtisch.v1 import common_pb2, history_pb2
 from shared.history.archive import ArchivedCommit, GameArchive
-from shared.sdk.client import GAME_ENUMS, GAME_NAMES
+from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 
 SERVER = -1
 

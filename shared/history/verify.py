@@ -22,8 +22,9 @@ import json
 from typing import Any
 
 from shared.games.base import Game, derived_rng
+from shared.games.catalog import CATALOGUE
 from shared.games.errors import RuleError, SetupError
-from shared.games.registry import ENGINES, bot_levels, engine_class
+from shared.games.registry import bot_levels, engine_class
 from shared.history.archive import ArchivedCommit, GameArchive
 from shared.history.fairness import commitment
 
@@ -40,7 +41,7 @@ def _same(a: Any, b: Any) -> bool:
 def verify(archive: GameArchive) -> list[str]:
     """Every mismatch found (empty: the replay is what its seed makes)."""
     problems = _check_commitment(archive)
-    if archive.game not in ENGINES:
+    if archive.game not in CATALOGUE:
         return [*problems, f"unknown game {archive.game!r}"]
     if not archive.commits:
         return [*problems, "the replay has no commits"]

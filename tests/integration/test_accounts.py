@@ -39,7 +39,8 @@ async def test_a_device_is_always_the_same_player_and_a_wrong_secret_is_refused(
         assert await _code(phone.login_device(DEVICE, SECRET + "x")) == grpc.StatusCode.UNAUTHENTICATED
         for device_id, secret, name in (("short", SECRET, ""), (DEVICE, "too short", ""),
                                         (DEVICE + " space", SECRET, ""), (DEVICE, SECRET, "x" * 25)):
-            assert await _code(phone.login_device(device_id, secret, name)) == grpc.StatusCode.INVALID_ARGUMENT
+            refused = await _code(phone.login_device(device_id, secret, name))
+            assert refused == grpc.StatusCode.INVALID_ARGUMENT
 
         # Two first logins of one new device at once make one player.
         racers = [StammtischClient(ends) for _ in range(4)]
@@ -55,7 +56,8 @@ async def test_a_device_is_always_the_same_player_and_a_wrong_secret_is_refused(
         assert len(keys) == 2
         for key in [*keys, f"{prefix}:player:{first.player_id}".encode()]:
             assert await runtime.redis.ttl(key) == -1
-        stored = b"".join([b"".join(pair) for key in keys for pair in (await runtime.redis.hgetall(key)).items()])
+        stored = b"".join([b"".join(pair) for key in keys
+                           for pair in (await runtime.redis.hgetall(key)).items()])
         assert SECRET.encode() not in stored
 
         # The name is a label: changeable, not unique, carried by the new token to the tables.
