@@ -134,6 +134,7 @@ class LobbyService(Service):
 
     name = "lobby"
     full_name = "stammtisch.v1.LobbyService"
+    also_serves = ("stammtisch.v1.AccountService", "stammtisch.v1.HistoryService")
 
     def __init__(self, runtime: Runtime) -> None:
         super().__init__(runtime)
