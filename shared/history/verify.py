@@ -96,6 +96,8 @@ def _replay(archive: GameArchive, game: Game, previous: ArchivedCommit, commit: 
             chosen = bot.choose(game.view(seat), derived_rng(archive.seed, "bot", previous.seq, seat))
             if not _same(chosen, commit.action):
                 raise ValueError(f"the bot of seat {seat} would have chosen {chosen}")
+        if kind == TIMED_OUT and not _same(game.default_action(seat), commit.action):
+            raise ValueError(f"seat {seat}'s clock ran out, but its default action is another")
         events = game.apply(seat, commit.action)
         return [{"type": TIMED_OUT, "seat": seat}, *events] if kind == TIMED_OUT else events
     if kind == TIME_UP:
