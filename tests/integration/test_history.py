@@ -204,3 +204,16 @@ async def test_my_games_come_in_pages_newest_first(settings: Settings, runtime: 
                 await me.replay(table_id, game_no)
             assert refused.value.code() == code
         await me.close()
+
+
+@pytest.mark.parametrize("game, seats", [("willi-stich", 3), ("wie-waldi", 2), ("willi-wacker", 3)])
+async def test_every_game_verifies_from_its_seed(settings: Settings, game: str, seats: int) -> None:
+    async with quick_stack(settings) as ends:
+        me = StammtischClient(ends)
+        await me.login("me")
+        table_id = await start_game([me], game, seats)
+        await finish_game([me], table_id, game)
+        archive = archive_of(await _replay_when_archived(me, table_id))
+        await me.close()
+    assert archive.game == game and verify(archive) == []
+    assert any(commit.bots for commit in archive.commits)  # a server bot's choices were recomputed
