@@ -55,9 +55,13 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
 
 def _endpoints(args: argparse.Namespace) -> object:
+    """The services on ``--host``, at the ports STAMMTISCH_<SERVICE>_PORT name (as the servers
+    read them), else the defaults."""
+    from shared.config import Settings
     from shared.sdk.client import Endpoints
 
-    return Endpoints.on_host(args.host)
+    ports = Settings.from_env().ports
+    return Endpoints(*(f"{args.host}:{ports[name]}" for name in ("lobby", "engine", "arbiter", "scoring")))
 
 
 def _play(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ the terminal, and the check that a deal came from its committed seed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,11 @@ async def fetch(endpoints: Endpoints, device: str | None, table_id: str,
         await client.close()
 
 
+def _shown(summary: dict[str, object]) -> str:
+    """A full-information state summary as compact JSON (phases print as their names)."""
+    return json.dumps(summary, default=str, separators=(",", ":"))
+
+
 def playback(reply: history_pb2.GetReplayResponse, out: TextIO, delay: float = 0.0) -> None:
     """Print the game commit by commit: the deal with every hand, each move, the end, the seed."""
     archive = archive_of(reply)
@@ -50,7 +56,7 @@ def playback(reply: history_pb2.GetReplayResponse, out: TextIO, delay: float = 0
           + ", ".join(f"seat {seat}: {name}" for seat, name in names.items()), file=out)
     print(f"commitment (published at the start): {archive.commitment}", file=out)
     cls = engine_class(archive.game)
-    print(f"the deal: {cls.from_dict(archive.commits[0].state).summary()}", file=out)
+    print(f"the deal: {_shown(cls.from_dict(archive.commits[0].state).summary())}", file=out)
     for commit in archive.commits[1:]:
         who = "server" if commit.actor is None else f"seat {commit.actor} ({names.get(commit.actor, '?')})"
         lines = "; ".join(describe_event(event, -1) for event in commit.events)
@@ -59,7 +65,7 @@ def playback(reply: history_pb2.GetReplayResponse, out: TextIO, delay: float = 0
         if delay:
             out.flush()
             time.sleep(delay)
-    print(f"final: {cls.from_dict(archive.commits[-1].state).summary()}", file=out)
+    print(f"final: {_shown(cls.from_dict(archive.commits[-1].state).summary())}", file=out)
     print(f"seed {archive.seed} · salt {archive.salt} (check with: stammtisch verify FILE)", file=out)
 
 
