@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -117,9 +118,13 @@ class StammtischClient:
         self.player_id = ""
         self.name = ""
         self._games: dict[str, str] = {}
+        self._refresher: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
-        """Close every channel."""
+        """Stop renewing the token; close every channel."""
+        if self._refresher is not None:
+            self._refresher.cancel()
+            await asyncio.gather(self._refresher, return_exceptions=True)
         await asyncio.gather(*(channel.close() for channel in self._channels.values()))
 
     async def __aenter__(self) -> StammtischClient:
@@ -148,7 +153,21 @@ class StammtischClient:
             device_id=device_id, device_secret=device_secret, display_name=name))
         self.token, self.player_id, self.name = reply.token, reply.player_id, reply.display_name
         self.refresh_token = reply.refresh_token
+        if self._refresher is None:
+            self._refresher = asyncio.create_task(self._keep_fresh(reply.expires_at.seconds))
         return reply
+
+    async def _keep_fresh(self, expires_at: float) -> None:
+        """Renew the short-lived access token of a device login before it expires (a game can
+        outlast it); open streams keep going, later calls carry the new token."""
+        while True:
+            await asyncio.sleep(max(1.0, (expires_at - time.time()) * 0.8))
+            try:
+                expires_at = (await self.refresh()).expires_at.seconds
+            except grpc.aio.AioRpcError as err:
+                if err.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    return  # revoked: the next call says so
+                expires_at = time.time() + 10  # the server is away: try again soon
 
     async def refresh(self) -> accounts_pb2.RefreshTokenResponse:
         """Renew the access token with the refresh token (which is used up and replaced)."""

@@ -4,6 +4,7 @@ revoked, display names, and a player's data exported and deleted (real Redis, NA
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 
@@ -135,4 +136,16 @@ async def test_my_data_is_exported_and_deleted_and_my_archived_seats_pseudonymis
         assert await _code(phone.refresh()) == grpc.StatusCode.UNAUTHENTICATED
         fresh = await phone.login_device(DEVICE, SECRET)
         assert fresh.created and fresh.player_id != login.player_id
+        assert (await phone.my_games()).games == []
+
+
+async def test_the_sdk_renews_a_device_login_before_its_access_token_expires(settings: Settings) -> None:
+    short = dataclasses.replace(settings, token_ttl_seconds=2)
+    async with quick_stack(short) as ends, StammtischClient(ends) as phone:
+        await phone.login_device(DEVICE, SECRET)
+        first_token, first_refresh = phone.token, phone.refresh_token
+
+        async def renewed():  # type: ignore[no-untyped-def]
+            return phone.token != first_token and phone.refresh_token != first_refresh
+        await eventually(renewed, 10.0, "the SDK to refresh the access token")
         assert (await phone.my_games()).games == []
