@@ -20,9 +20,9 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from services.history.store import ArchiveStore, table_reader
+from shared.errors import NotFound
 from shared.history.archive import ArchivedCommit, GameArchive
 from shared.logs import get_logger
-from shared.rpc.errors import ServiceError
 from shared.runtime import Runtime, results_stream
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
@@ -112,7 +112,7 @@ class Archiver:
             return
         try:
             await self.archive_game(table_id, game_no, seq)
-        except (LookupError, ServiceError) as err:
+        except (LookupError, NotFound) as err:
             log.error("game_not_archivable", table_id=table_id, game_no=game_no, error=str(err))
             await msg.term()
             return

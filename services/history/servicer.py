@@ -17,6 +17,7 @@ import grpc
 
 from services.history.store import ArchiveStore, table_reader
 from shared.api.stammtisch.v1 import history_pb2, history_pb2_grpc
+from shared.errors import NotFound
 from shared.history.messages import replay_proto, summary_proto
 from shared.ids import check_table_id
 from shared.rpc.auth import caller
@@ -84,7 +85,7 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
         """Why a game has no replay (yet): running, closed, being archived, or not there."""
         try:
             head = await self.tables.head(table_id)
-        except ServiceError:
+        except NotFound:
             return not_found(f"a finished game at table {table_id!r}")
         if game_no is None:
             game_no = head.meta.game_no

@@ -10,8 +10,7 @@ import time
 
 import grpc
 import pytest
-from history_support import finish_game, quick_stack, start_game
-from test_lobby_support import eventually
+from integration_helpers import bot_table, eventually, finish_game, quick_stack
 
 from shared.api.stammtisch.v1 import accounts_pb2
 from shared.config import Settings
@@ -108,7 +107,7 @@ async def test_my_data_is_exported_and_deleted_and_my_archived_seats_pseudonymis
         settings: Settings) -> None:
     async with quick_stack(settings) as ends, StammtischClient(ends) as phone:
         login = await phone.login_device(DEVICE, SECRET, "Anna")
-        table_id = await start_game([phone], "willi", 3)
+        table_id = await bot_table(phone, "willi", 3, turn_seconds=0)
         await finish_game([phone], table_id, "willi")
 
         async def exported():  # type: ignore[no-untyped-def]

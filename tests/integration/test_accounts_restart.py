@@ -10,8 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from history_support import finish_game, start_game
-from test_lobby_support import eventually
+from integration_helpers import bot_table, eventually, finish_game
 
 from services.launch import STAMMTISCH, LaunchedStack, start_stack
 from shared.history.messages import replay_to_json
@@ -23,8 +22,7 @@ pytestmark = pytest.mark.integration
 
 
 def _endpoints(stack: LaunchedStack) -> Endpoints:
-    e = stack.endpoints
-    return Endpoints(e["lobby"], e["engine"], e["arbiter"], e["scoring"])
+    return Endpoints.of(stack.endpoints)
 
 
 def _verify(path: Path) -> subprocess.CompletedProcess[str]:
@@ -41,7 +39,7 @@ async def test_a_device_keeps_its_player_and_history_across_a_restart(tmp_path: 
         async with StammtischClient(_endpoints(stack)) as phone:
             first = await phone.login_device(device_id, secret, "Anna")
             refresh = phone.refresh_token
-            table_id = await start_game([phone], "willi", 3)
+            table_id = await bot_table(phone, "willi", 3, turn_seconds=0)
             await finish_game([phone], table_id, "willi")
 
             async def listed():  # type: ignore[no-untyped-def]

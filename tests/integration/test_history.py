@@ -13,8 +13,7 @@ import logging
 
 import grpc
 import pytest
-from history_support import finish_game, quick_stack, start_game
-from test_lobby_support import eventually
+from integration_helpers import bot_table, eventually, finish_game, quick_stack
 
 from services.history.archiver import Archiver
 from services.history.store import ArchiveStore
@@ -48,7 +47,7 @@ async def test_a_finished_game_is_archived_with_every_card_and_its_deal_verifies
         me, stranger = StammtischClient(ends), StammtischClient(ends)
         await me.login("me")
         await stranger.login("stranger")
-        table_id = await start_game([me], "willi", 3)
+        table_id = await bot_table(me, "willi", 3, turn_seconds=0)
 
         # Live: the game's start commits to the seed, and nothing reveals it or another hand.
         first = await me.view(table_id)
@@ -101,7 +100,7 @@ async def test_verify_catches_a_changed_card_seed_salt_or_move(settings: Setting
     async with quick_stack(settings) as ends:
         me = StammtischClient(ends)
         await me.login("me")
-        table_id = await start_game([me], "willi", 3)
+        table_id = await bot_table(me, "willi", 3, turn_seconds=0)
         await finish_game([me], table_id, "willi")
         archive = archive_of(await _replay_when_archived(me, table_id))
         await me.close()
@@ -138,7 +137,7 @@ async def test_a_game_is_archived_once_however_often_its_result_comes(
     async with quick_stack(settings) as ends:
         me = StammtischClient(ends)
         await me.login("me")
-        table_id = await start_game([me], "willi", 3)
+        table_id = await bot_table(me, "willi", 3, turn_seconds=0)
         await finish_game([me], table_id, "willi")
         await _replay_when_archived(me, table_id)
         store = ArchiveStore(runtime)
@@ -211,7 +210,7 @@ async def test_every_game_verifies_from_its_seed(settings: Settings, game: str, 
     async with quick_stack(settings) as ends:
         me = StammtischClient(ends)
         await me.login("me")
-        table_id = await start_game([me], game, seats)
+        table_id = await bot_table(me, game, seats, turn_seconds=0)
         await finish_game([me], table_id, game)
         archive = archive_of(await _replay_when_archived(me, table_id))
         await me.close()
