@@ -27,7 +27,7 @@ from shared.api.stammtisch.v1 import (
     lobby_pb2_grpc,
     scoring_pb2_grpc,
 )
-from shared.config import DEFAULT_PORTS
+from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES
 from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
@@ -115,7 +115,9 @@ class StammtischClient:
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
-        self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name))
+        # A replay can be larger than gRPC's default 4 MB a client accepts (the server's limit).
+        receive = [("grpc.max_receive_message_length", MAX_REPLY_BYTES)]
+        self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name), options=receive)
                           for name in SERVICES}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])

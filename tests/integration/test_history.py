@@ -216,3 +216,19 @@ async def test_every_game_verifies_from_its_seed(settings: Settings, game: str, 
         await me.close()
     assert archive.game == game and verify(archive) == []
     assert any(commit.bots for commit in archive.commits)  # a server bot's choices were recomputed
+
+
+async def test_a_replay_larger_than_grpcs_default_4_mb_still_arrives(
+        settings: Settings, runtime: Runtime) -> None:
+    big = _archive("big-game", "0" * 32, 1_700_000_000)
+    padding = "x" * 3000  # compresses to almost nothing in the archive, 3 KB per commit in the answer
+    filler = [ArchivedCommit(seq, 1_700_000_000, 0, {"type": "pass"}, [], {"pad": padding})
+              for seq in range(2, 1800)]
+    big.commits = [big.commits[0], *filler, big.commits[1]]
+    async with quick_stack(settings) as ends:
+        assert await ArchiveStore(runtime).put(big)
+        me = StammtischClient(ends)
+        await me.login("me")
+        reply = await me.replay("big-game", 1)
+        await me.close()
+    assert reply.ByteSize() > 4 * 1024 * 1024 and len(reply.commits) == 1800
