@@ -38,7 +38,9 @@ from shared.runtime import UNREACHABLE
 log = get_logger("rpc")
 
 #: Methods callable without a token; a token attached to them is never even read.
-PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login")
+PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login",
+                   "/stammtisch.v1.AccountService/LoginDevice", "/stammtisch.v1.AccountService/RefreshToken",
+                   "/stammtisch.v1.AccountService/Logout")
 #: A client's x-request-id is kept when it looks like one; anything else gets a fresh id.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
