@@ -112,6 +112,13 @@ def _game_started(e: dict[str, Any], seats: Seats, game: str) -> str:
 Phrase = Callable[[dict[str, Any], Seats, str], str]
 
 
+def _cards_or_plays(game: str, cards: Sequence[Any]) -> str:
+    """Cards of a hand or tray (sorted), or the [seat, card] plays of a trick (in order)."""
+    if all(isinstance(card, str) for card in cards):
+        return cards_text(game, cards)
+    return " ".join(card_text(game, play[1]) for play in cards)
+
+
 def _say(template: str) -> Phrase:
     """A phrase from a template: {who} {whose} {card} {cards} {victim} and the event's fields.
 
@@ -123,7 +130,7 @@ def _say(template: str) -> Phrase:
         fields = {**e, "who": seats(e.get("seat")), "whose": seats.possessive(e.get("seat")),
                   "card": card_text(game, e.get("card")), "give": card_text(game, e.get("give")),
                   "take": card_text(game, e.get("take")), "suit": card_text(game, e.get("suit", "")),
-                  "cards": cards_text(game, e.get("cards") or []), "victim": seats(e.get("victim")),
+                  "cards": _cards_or_plays(game, e.get("cards") or []), "victim": seats(e.get("victim")),
                   "owner": seats(e.get("owner")), "winner": seats(e.get("winner")),
                   "leader": seats(e.get("leader")), "start": seats(e.get("start_player")),
                   "dealer": seats(e.get("dealer")), "token_by": seats(e.get("token_by")),
@@ -160,7 +167,7 @@ PHRASES: dict[str, Phrase] = {
     "trump": _say("{who} name(s) trumps: {suit}"),
     "call": _say("{who} call(s) {tricks}"),
     "play": _say("{who} play(s) {card}"),
-    "trick": _say("{winner} take(s) the trick"),
+    "trick": _say("{winner} take(s) the trick ({cards})"),
     "leave": _say("{who} leave(s) the game (total {score} stays)"),
     "round_cancelled": _say("round {round} is dealt again"),
     "chat": _say("{who}: {text}"),

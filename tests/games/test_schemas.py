@@ -83,6 +83,8 @@ def playout(name: str, seats: int, seed: int) -> Iterator[tuple[Game, list[Event
     options = {"round_seconds": 60} if name == "wie-waldi" else {}
     if name == "willi-stich" and seats > entry(name).min_seats:  # the smallest table plays all 19
         options = {"start_round": rng.randint(1, 19)}
+    if name == "willi-wacker":  # a round or two: every kind of turn, duel and scoring
+        options = {"target": 40}
     game = cls.new(seats, options, seed)
     yield game, [], f"{name} {seats} seats seed {seed} at the start"
     for step in range(100_000):
