@@ -104,8 +104,11 @@ def _round_over(e: dict[str, Any], seats: Seats, game: str) -> str:
 
 
 def _game_started(e: dict[str, Any], seats: Seats, game: str) -> str:
-    people = ", ".join(f"{seats(s['seat'])}{' (bot)' if s.get('bot') else ''}"
-                       for s in e.get("seats", []))
+    def who(seat: dict[str, Any]) -> str:
+        name = seats(seat["seat"])
+        return f"{name} (bot)" if seat.get("bot") and "bot" not in name.lower() else name
+
+    people = ", ".join(who(seat) for seat in e.get("seats", []))
     return f"game {e.get('game_no', 1)} starts · {people}"
 
 

@@ -75,7 +75,8 @@ def _per_seat(view: dict[str, Any], seats: Seats) -> list[str]:
     """One row per seat with what the game keeps per seat: cards, tricks, calls, totals."""
     columns = [(key, title) for key, title in (
         ("hand_sizes", "cards"), ("hand_counts", "cards"), ("calls", "called"),
-        ("tricks_taken", "tricks"), ("drunk", "drunk"), ("tokens_left", "tokens"),
+        ("tricks_taken", "tricks"), ("drunk", "drunk"), ("pile_sizes", "piles"),
+        ("tokens_left", "tokens"),
         ("scores", "total")) if isinstance(view.get(key), list)]
     rows = [["", *(title for _, title in columns)]]
     for seat in range(len(view.get("scores") or [])):
@@ -83,6 +84,8 @@ def _per_seat(view: dict[str, Any], seats: Seats) -> list[str]:
         for key, _ in columns:
             values = view[key]
             value = values[seat] if seat < len(values) else ""
+            if isinstance(value, list):  # Wie Waldi's three piles: "5/4/6"
+                value = "/".join(map(str, value))
             cells.append("-" if value is None else str(value))
         rows.append(cells)
     return table_rows(rows)

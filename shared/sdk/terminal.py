@@ -143,7 +143,8 @@ class Session:
                 while current.seq < target:
                     current = await self.next_update()
                     self.show_events(current)
-                self.show(current, False)
+                if current.view.get("legal") or current.finished:  # others' moves: a line each
+                    self.show(current, False)
         finally:
             if self._pending is not None:
                 self._pending.cancel()
