@@ -18,7 +18,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from shared.sdk.client import Endpoints, StammtischClient, Update
-from tests.integration.play_support import play_one, seated_table
+from tests.integration.integration_helpers import close_all, play_one, seated_players
 
 pytestmark = pytest.mark.integration
 
@@ -44,9 +44,7 @@ async def _collect(client: StammtischClient, table_id: str, into: list[Update]) 
 @pytest.mark.parametrize("game", GAMES)
 async def test_view_json_and_events_of_a_short_real_game_match_the_schemas(
         stack: Mapping[str, str], game: str) -> None:
-    ends = Endpoints(lobby=stack["lobby"], engine=stack["engine"], arbiter=stack["arbiter"],
-                     scoring=stack["scoring"])
-    clients, table_id = await seated_table(ends, game, 3)
+    clients, table_id = await seated_players(Endpoints.of(stack), game, 3)
     streamed: list[Update] = []
     watcher = asyncio.create_task(_collect(clients[1], table_id, streamed))
     views: list[Update] = []
@@ -60,7 +58,7 @@ async def test_view_json_and_events_of_a_short_real_game_match_the_schemas(
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
-        await asyncio.gather(*(client.close() for client in clients))
+        await close_all(clients)
     view_schema, game_events = _validator(f"{game}.view"), _validator(f"{game}.events")
     table_events = _validator("table.events")
     assert len(streamed) >= MOVES and views

@@ -7,7 +7,9 @@ from typing import Any
 
 import grpc
 import pytest
-from test_scoring_support import (
+from integration_helpers import eventually
+from openskill.models import PlackettLuce
+from scoring_support import (
     STICH,
     WILLI,
     GameEnum,
@@ -21,10 +23,8 @@ from test_scoring_support import (
     publisher,
     scoring,
     table_results,
-    wait_for,
 )
 
-from services.scoring.ratings import START_RATING, rating_changes
 from shared.api.stammtisch.v1 import common_pb2, scoring_pb2
 from shared.config import Settings
 from shared.tables.announce import result_messages
@@ -46,9 +46,9 @@ async def test_finished_games_show_up_as_table_results_leaderboard_and_stats(
                                                  [10, 30, 5], bots={"1": "random", "2": "heuristic"}))
     metadata = auth(settings, "anna")
     async with scoring(stack["scoring"]) as stub:
-        results = await wait_for(lambda: _results_of(stub, metadata, "t1", count=2))
-        entries = await wait_for(lambda: _all_counted(stub, metadata, WILLI, games=2))
-        stich = await wait_for(lambda: _all_counted(stub, metadata, STICH, games=1))
+        results = await eventually(lambda: _results_of(stub, metadata, "t1", count=2))
+        entries = await eventually(lambda: _all_counted(stub, metadata, WILLI, games=2))
+        stich = await eventually(lambda: _all_counted(stub, metadata, STICH, games=1))
         own = (await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(), metadata=metadata)).per_game
 
     assert [r.game_number for r in results] == [1, 2]
@@ -57,18 +57,23 @@ async def test_finished_games_show_up_as_table_results_leaderboard_and_stats(
     assert list(results[0].scores) == first and list(results[0].winners) == [1]
     assert results[1].finished_at.seconds > 0
 
-    ratings = [START_RATING] * 3
+    model = PlackettLuce()
+    ratings = [[model.rating()] for _ in people]
     for scores in (first, second):
-        ratings = [r + c for r, c in zip(ratings, rating_changes(ratings, scores[:3]), strict=True)]
+        ratings = model.rate(ratings, scores=scores[:3])  # the monster's 99 and 5 left out
     by_player = {e.player_id: e for e in entries}
     assert sorted(by_player) == people, "the card monster is not ranked"
-    assert [by_player[p].rating for p in people] == pytest.approx(ratings)
+    assert [(by_player[p].mu, by_player[p].sigma) for p in people] == [
+        pytest.approx((team[0].mu, team[0].sigma)) for team in ratings]
+    assert [by_player[p].rating for p in people] == pytest.approx([team[0].ordinal() for team in ratings])
     assert [by_player[p].wins for p in people] == [1, 1, 0]
     assert [e.rating for e in entries] == sorted((e.rating for e in entries), reverse=True)
     assert (by_player[player("anna")].name, by_player[player("bert")].name) == ("Anna", "")
-    assert sum(e.rating for e in entries) == pytest.approx(3 * START_RATING)
 
     assert sorted(e.player_id for e in stich) == [player("anna"), player("dora")], "bots are not ranked"
+    anna, dora = model.rate([[model.rating()], [model.rating()]], scores=[10, 5])  # the bot's 30 left out
+    assert {e.player_id: e.mu for e in stich} == {player("anna"): pytest.approx(anna[0].mu),
+                                                  player("dora"): pytest.approx(dora[0].mu)}
     assert [(e.game, e.games) for e in own] == [(WILLI, 2), (STICH, 1)]
     assert own[0] == by_player[player("anna")]
 
@@ -83,12 +88,14 @@ async def test_leaderboard_sorts_by_rating_then_wins_and_honours_the_limit(
             await announcer.publish_results(finished(table, "willi-stich", players, scores, bots=bots))
     metadata = auth(settings)
     async with scoring(stack["scoring"]) as stub:
-        everyone = await wait_for(lambda: _count(stub, metadata, STICH, players=4))
+        everyone = await eventually(lambda: _count(stub, metadata, STICH, players=4))
         top_two = await board(stub, metadata, STICH, limit=2)
         default = await board(stub, metadata, STICH, limit=0)
         other_game = await board(stub, metadata, WILLI)
     assert [e.player_id for e in everyone] == [player("paul"), player("xena"), player("yuri"), player("quin")]
-    assert [(e.rating, e.wins) for e in everyone[1:3]] == [(START_RATING, 1), (START_RATING, 0)]
+    # Alone with bots: nobody to be ranked against, so the default rating (0) stays.
+    assert [(e.rating, e.mu, e.wins) for e in everyone[1:3]] == [(pytest.approx(0.0), 25.0, 1),
+                                                                 (pytest.approx(0.0), 25.0, 0)]
     assert [e.player_id for e in top_two] == [player("paul"), player("xena")]
     assert default == everyone
     assert other_game == []
@@ -142,7 +149,7 @@ async def test_malformed_results_are_dropped_without_blocking_the_next(
         await announcer.publish_results(good)
     metadata = auth(settings)
     async with scoring(stack["scoring"]) as stub:
-        entries = await wait_for(lambda: _count(stub, metadata, common_pb2.GAME_WILLI_WACKER, players=3))
+        entries = await eventually(lambda: _count(stub, metadata, common_pb2.GAME_WILLI_WACKER, players=3))
     assert consumed("rejected") - rejected == 3
     assert {e.player_id: e.wins for e in entries} == {"a": 0, "b": 1, "c": 1}
 
