@@ -14,6 +14,7 @@ from shared.games.registry import engine_class
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import ClockWorker, deadline_policy
+from shared.tables import feed
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import Change, TableStore
@@ -169,3 +170,34 @@ async def test_live_tables_count_running_games_only(runtime: Runtime) -> None:
         pass
     assert (await store.head("live2")).game().over
     assert await store.live_tables("willi") == 1
+
+
+def _no_change(head: CommitRecord | None) -> Change:
+    """A commit that changes nothing but the sequence number (cheap filler for a long log)."""
+    assert head is not None
+    return Change(head.game(), [], head.meta)
+
+
+async def test_catch_up_reads_every_log_page_without_waiting_for_news(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resume from seq 0 over a log longer than one page reads the pages back to back.
+
+    Before, the feed read one page (1,000 commits) and then waited for live
+    news or the idle check (2 s, raised here) before it read the next one.
+    """
+    monkeypatch.setattr(feed, "IDLE_CHECK_SECONDS", 60.0)
+    store = _store(runtime)
+    await _willi_table(store)
+    total = feed.LOG_PAGE + 5
+    for _ in range(total - 1):
+        await store.commit("t1", _no_change)
+    seen: list[int] = []
+
+    async def follow() -> None:
+        async for record in TableFeeds(runtime, store).commits("t1", 0):
+            seen.append(record.seq)
+            if len(seen) == total:
+                return
+
+    await asyncio.wait_for(follow(), 20)
+    assert seen == list(range(1, total + 1))
