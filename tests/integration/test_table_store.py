@@ -12,9 +12,9 @@ from shared.config import Settings
 from shared.games.errors import RuleError
 from shared.games.registry import engine_class
 from shared.runtime import Runtime
+from shared.tables import feed
 from shared.tables.announce import Announcer
 from shared.tables.clocks import ClockWorker, deadline_policy
-from shared.tables import feed
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import Change, TableStore
