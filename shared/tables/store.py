@@ -200,18 +200,33 @@ class TableStore:
     ) -> tuple[CommitRecord | None, dict[str, Any] | None]:
         """Apply ``change_fn`` to the newest head and commit it atomically.
 
-        Returns the committed record and None, or, when ``act_key`` was already
+        One round trip when this process made or saw the table's newest commit
+        (the usual case: a table's players are served by one process), two
+        otherwise. Returns the committed record and None, or, when ``act_key`` was already
         answered, the stored answer with the record that answered it (None for
         a stored refusal). Raises what
         ``change_fn`` raises (RuleError, NothingToDo) without committing.
         """
+        # The first attempt runs on the head this process last saw, without reading it: the
+        # script's compare-and-set (and its check of the action id) tells whether it was the
+        # newest. Only a head read from Redis may refuse, so a stale one is read again.
+        known = self._heads.get(table_id)
+        head: CommitRecord | None
         for attempt in range(MAX_ATTEMPTS):
-            head, stored = await self._read(table_id, act_key)
-            if stored is not None:
-                return await self._answered(table_id, stored)
-            if head is None and not allow_new:
-                raise not_found(f"a game at table {table_id!r}")
-            change = change_fn(head)
+            unread = known is not None
+            if known is not None:
+                head, known = known, None
+                try:
+                    change = change_fn(head)
+                except Exception:  # noqa: BLE001 - judged again on the newest head below
+                    continue
+            else:
+                head, stored = await self._read(table_id, act_key)
+                if stored is not None:
+                    return await self._answered(table_id, stored)
+                if head is None and not allow_new:
+                    raise not_found(f"a game at table {table_id!r}")
+                change = change_fn(head)
             now = time.time()
             seq = (head.seq if head else 0) + 1
             deadlines = self.deadlines(head, change, now)
@@ -231,7 +246,8 @@ class TableStore:
                 return record, None
             if status == b"dup":
                 return await self._answered(table_id, dict(orjson.loads(value)))
-            COMMIT_RETRIES.labels(change.meta.game).inc()
+            if not unread:  # a head read from Redis lost a race; an unread one was merely old
+                COMMIT_RETRIES.labels(change.meta.game).inc()
             log.debug("commit_conflict", table_id=table_id, attempt=attempt, seq=int(value))
         raise unavailable(f"table {table_id!r} is busy; retry")
 
