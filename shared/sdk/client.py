@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 
+#: The four services, in the order of :class:`Endpoints`.
+SERVICES = ("lobby", "engine", "arbiter", "scoring")
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
@@ -42,7 +45,14 @@ class Endpoints:
     @classmethod
     def on_host(cls, host: str) -> Endpoints:
         """The default ports on another host."""
-        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in ("lobby", "engine", "arbiter", "scoring")))
+        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in SERVICES))
+
+    @classmethod
+    def of(cls, addresses: Mapping[str, str], **replicas: str) -> Endpoints:
+        """The services of a name -> address map (as `stammtisch up` prints it; other names such as
+        "metrics" are ignored), with another replica's address for any service in ``replicas``."""
+        chosen = {**addresses, **replicas}
+        return cls(*(chosen[name] for name in SERVICES))
 
 
 @dataclass
@@ -101,7 +111,7 @@ class StammtischClient:
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
         self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name))
-                          for name in ("lobby", "engine", "arbiter", "scoring")}
+                          for name in SERVICES}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
@@ -123,8 +133,8 @@ class StammtischClient:
 
     @property
     def auth(self) -> tuple[tuple[str, str], ...]:
-        """Call metadata carrying the token."""
-        return (("authorization", f"Bearer {self.token}"),)
+        """Call metadata carrying the token (none before login: the call goes out anonymous)."""
+        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
 
     # -- lobby -------------------------------------------------------------------------
 
@@ -153,8 +163,8 @@ class StammtischClient:
         self._games[table_id] = GAME_NAMES[reply.table.game]
         return reply
 
-    async def add_bot(self, table_id: str, level: str = "heuristic") -> lobby_pb2.Table:
-        """Seat a server bot in the first open seat."""
+    async def add_bot(self, table_id: str, level: str = "") -> lobby_pb2.Table:
+        """Seat a server bot in the first open seat ("" : the lobby's default level)."""
         reply = await self.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id, level=level),
                                         metadata=self.auth)
         return reply.table
@@ -188,19 +198,36 @@ class StammtischClient:
 
     async def quick_match(self, game: str, seats: int) -> tuple[lobby_pb2.Table, int]:
         """Queue for a game of ``seats``; returns the table and seat once matched."""
-        stream = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
-                                       metadata=self.auth)
-        async for reply in stream:
-            if reply.HasField("table"):
-                self._games[reply.table.table_id] = game
-                return reply.table, reply.seat
+        async with contextlib.aclosing(self.match_queue(game, seats)) as answers:
+            async for reply in answers:
+                if reply.HasField("table"):
+                    return reply.table, reply.seat
         raise RuntimeError("quick match ended without a table")
 
-    async def watch(self, table_id: str) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
-        """The table's seating, readiness, chat and game start/finish, live."""
-        async for reply in self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id),
-                                                 metadata=self.auth):
-            yield reply
+    async def match_queue(self, game: str,
+                          seats: int) -> AsyncGenerator[lobby_pb2.QuickMatchResponse, None]:
+        """Every answer of a quick match: the place in the queue as it changes, then the table.
+
+        Closing the iterator (``aclose()``, ``contextlib.aclosing``) leaves the queue at once.
+        """
+        call = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
+                                     metadata=self.auth)
+        try:
+            async for reply in call:
+                if reply.HasField("table"):
+                    self._games[reply.table.table_id] = game
+                yield reply
+        finally:
+            call.cancel()
+
+    async def watch(self, table_id: str) -> AsyncGenerator[lobby_pb2.WatchTableResponse, None]:
+        """The table's seating, readiness, chat and game start/finish, live (until closed)."""
+        call = self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=self.auth)
+        try:
+            async for reply in call:
+                yield reply
+        finally:
+            call.cancel()
 
     async def chat(self, table_id: str, text: str) -> None:
         """Say something at the table."""
