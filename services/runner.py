@@ -24,7 +24,7 @@ from shared.logs import get_logger
 from shared.rpc.server import create_server
 from shared.runtime import open_runtime
 
-SERVICE_NAMES = ("lobby", "engine", "arbiter", "scoring")
+SERVICE_NAMES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 
 log = get_logger("runner")
 

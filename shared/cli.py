@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SERVICES = ("lobby", "engine", "arbiter", "scoring")
+SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", help="run the whole stack (starts Redis/NATS if none answer)")
     up.add_argument("--service", action="append", choices=SERVICES,
-                    help="only these services (repeatable); default: all four")
+                    help="only these services (repeatable); default: all")
     up.set_defaults(func=_up)
 
     serve = sub.add_parser("serve", help="run services against the configured Redis and NATS")

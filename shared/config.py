@@ -10,7 +10,8 @@ import os
 from dataclasses import dataclass, field
 
 #: Service name -> default gRPC port.
-DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054}
+DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054,
+                                  "tournament": 50055}
 
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)

@@ -20,6 +20,7 @@ from shared.api.stammtisch.v1 import (
     lobby_pb2,
     lobby_pb2_grpc,
     scoring_pb2_grpc,
+    tournament_pb2_grpc,
 )
 from shared.config import DEFAULT_PORTS
 from shared.rpc.errors import rule_code_name, rule_violation_of
@@ -28,6 +29,8 @@ from shared.rpc.errors import rule_code_name, rule_violation_of
 GAME_ENUMS = {"willi": common_pb2.GAME_WILLI, "willi-stich": common_pb2.GAME_WILLI_STICH,
               "wie-waldi": common_pb2.GAME_WIE_WALDI, "willi-wacker": common_pb2.GAME_WILLI_WACKER}
 GAME_NAMES = {value: name for name, value in GAME_ENUMS.items()}
+#: The services a client talks to, in Endpoints order.
+SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
@@ -40,11 +43,12 @@ class Endpoints:
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
     arbiter: str = f"127.0.0.1:{DEFAULT_PORTS['arbiter']}"
     scoring: str = f"127.0.0.1:{DEFAULT_PORTS['scoring']}"
+    tournament: str = f"127.0.0.1:{DEFAULT_PORTS['tournament']}"
 
     @classmethod
     def on_host(cls, host: str) -> Endpoints:
         """The default ports on another host."""
-        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in ("lobby", "engine", "arbiter", "scoring")))
+        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in SERVICES))
 
 
 @dataclass
@@ -91,11 +95,12 @@ class StammtischClient:
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
         self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name))
-                          for name in ("lobby", "engine", "arbiter", "scoring")}
+                          for name in SERVICES}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
         self.scoring = scoring_pb2_grpc.ScoringServiceStub(self._channels["scoring"])
+        self.tournaments = tournament_pb2_grpc.TournamentServiceStub(self._channels["tournament"])
         self.token = ""
         self.player_id = ""
         self.name = ""

@@ -1,0 +1,127 @@
+"""The director: moves each tournament on, one director per tournament at a time.
+
+Every director process polls the active tournaments; for each it takes (or
+renews) the tournament's lease and then does the next step. Every step is
+idempotent and every write to the tournament is fenced by the lease (the
+store's script refuses a director that lost it), so two replicas racing, or a
+replacement for one killed mid-step, never seat a round twice:
+
+registration -> (check-in) -> seat round k -> start each table's games until
+each has G recorded results (at the time limit: bots play the running games
+out, no new game starts) -> round k finished -> ... -> finished.
+
+The seating is computed from the document and the recorded results alone
+(the pure core), so a director that redoes a step computes the same tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter
+
+from services.tournament.core.rounds import finished, plan_round
+from services.tournament.model import Status, Tournament
+from services.tournament.store import LeaseLost, TournamentStore
+from services.tournament.tables import TournamentTables
+from shared.logs import get_logger
+from shared.tasks import not_cancelled
+
+log = get_logger("tournament.director")
+
+#: A director that stops renewing (killed, stuck) loses its tournaments after this long.
+LEASE_SECONDS = 5.0
+#: How often a director looks at its tournaments.
+STEP_SECONDS = 0.2
+
+
+class Director:
+    """Moves on every active tournament whose lease it holds."""
+
+    def __init__(self, store: TournamentStore, tables: TournamentTables,
+                 holder: str | None = None) -> None:
+        self.store = store
+        self.tables = tables
+        self.holder = holder or uuid.uuid4().hex
+
+    async def run_forever(self) -> None:
+        """Step the tournaments until cancelled."""
+        while not_cancelled():
+            try:
+                await self.run_once()
+            except Exception:
+                log.exception("director_step_failed")
+            await asyncio.sleep(STEP_SECONDS)
+
+    async def run_once(self) -> None:
+        """One step of every active tournament this director holds (or can take)."""
+        for tournament_id in await self.store.active():
+            if not await self.store.hold(tournament_id, self.holder, LEASE_SECONDS):
+                continue
+            try:
+                await self.step(await self.store.get(tournament_id), time.time())
+            except LeaseLost:
+                log.info("lease_lost", tournament_id=tournament_id)
+
+    async def stop(self) -> None:
+        """Give up the leases held (a successor need not wait for them to expire)."""
+        await self.tables.close()
+        for tournament_id in await self.store.active():
+            await self.store.release(tournament_id, self.holder)
+
+    async def step(self, tournament: Tournament, now: float) -> None:
+        """Do whatever the tournament needs next (nothing, if it waits for players or games)."""
+        tid = tournament.tournament_id
+        status = tournament.status
+        if status == Status.REGISTRATION:
+            start_at = tournament.settings.start_at
+            if start_at and now >= start_at and tournament.players:
+                await self.store.change(tid, lambda t: t.start(now), self.holder)
+            return
+        if status == Status.CHECK_IN:
+            if now >= tournament.check_in_until:
+                await self.store.change(tid, Tournament.close_check_in, self.holder)
+            return
+        if status not in (Status.RUNNING, Status.PAUSED):
+            return
+        if not tournament.rounds or tournament.rounds[-1].finished:
+            await self._next_round(tournament, now)
+            return
+        await self._play_round(tournament, now)
+
+    async def _play_round(self, tournament: Tournament, now: float) -> None:
+        tid = tournament.tournament_id
+        current = tournament.rounds[-1]
+        recorded = Counter(result.table for result, _extra in await self.store.results(tid)
+                           if result.round == current.number)
+        limit = tournament.settings.round_seconds
+        if limit and not current.cut and now >= current.started_at + limit:
+            number = current.number
+            tournament, _ = await self.store.change(tid, lambda t: t.cut_round(number), self.holder)
+            current = tournament.rounds[-1]
+        done = [await self.tables.advance(tournament, current, index, recorded[index])
+                for index in range(len(current.tables))]
+        if all(done):
+            await self.store.change(tid, lambda t: t.finish_round(current.number), self.holder)
+            log.info("round_finished", tournament_id=tid, round=current.number)
+
+    async def _next_round(self, tournament: Tournament, now: float) -> None:
+        tid = tournament.tournament_id
+        fmt = tournament.format()
+        if finished(fmt, [r.seated() for r in tournament.rounds]):
+            await self.store.change(tid, Tournament.finish, self.holder)
+            log.info("tournament_finished", tournament_id=tid)
+            return
+        if tournament.status == Status.PAUSED:
+            return
+        results = [result for result, _extra in await self.store.results(tid)]
+
+        def seat(t: Tournament) -> dict[str, object]:
+            tables = plan_round(t.format(), t.core_players(), [r.seated() for r in t.rounds], results)
+            if not any(table.players for table in tables):
+                return t.finish()  # nobody left to seat
+            return t.seat(len(t.rounds) + 1, tables, now)
+
+        tournament, entry = await self.store.change(tid, seat, self.holder)
+        log.info("round_seated", tournament_id=tid, change=entry["change"], round=len(tournament.rounds))
