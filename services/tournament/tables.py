@@ -110,9 +110,10 @@ class TournamentTables:
 
         try:
             table, _ = await self.lobby.repo.change(table.table_id, prepare)
-        except Moved:
+            await self.series.start_if_ready(table, seed=tournament.game_seed(round_.number, index, game))
+        except (Moved, ServiceError) as err:  # started meanwhile: the next step sees it running
+            log.info("tournament_start_skipped", table_id=table.table_id, game=game, reason=repr(err))
             return
-        await self.series.start_if_ready(table, seed=tournament.game_seed(round_.number, index, game))
         log.info("tournament_game_started", table_id=table.table_id, game=game)
 
     async def _heal_lost_start(self, table: LobbyTable) -> None:
