@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test proto lint bench loadtest venv redis-server clean
+.PHONY: run test proto lint bench loadtest venv redis-server prometheus clean
 
 venv: $(STAMP)
 
@@ -17,6 +17,20 @@ redis-server:
 	    apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
 	  else echo "redis-server is needed: apt-get install redis-server (or brew install redis)"; exit 1; fi; }
 
+# Prometheus (prometheus + promtool) lets tests/deploy run a real Prometheus and the
+# promtool checks; they skip without it, so a non-root run only gets a hint. Debian's
+# package is installed without recommends (no node-exporter) and without starting or
+# enabling its service (policy-rc.d): the tests start their own on free ports.
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    own_policy=; if [ ! -e /usr/sbin/policy-rc.d ]; then own_policy=1; \
+	      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi; \
+	    apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	    status=$$?; [ -z "$$own_policy" ] || rm -f /usr/sbin/policy-rc.d; \
+	    systemctl disable prometheus >/dev/null 2>&1 || true; exit $$status; \
+	  else echo "prometheus/promtool missing (apt-get install prometheus): their tests skip"; fi; }
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
@@ -25,7 +39,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP) redis-server
 	$(BIN)/stammtisch up
 
-test: $(STAMP) redis-server
+test: $(STAMP) redis-server prometheus
 	$(BIN)/python -m pytest
 
 proto: $(STAMP)
@@ -39,7 +53,7 @@ lint: $(STAMP)
 bench: $(STAMP) redis-server
 	$(BIN)/stammtisch bench
 
-loadtest: $(STAMP) redis-server
+loadtest: $(STAMP) redis-server prometheus
 	$(BIN)/stammtisch loadtest
 
 clean:

@@ -24,12 +24,20 @@ from shared.config import Settings
 from shared.games.base import Game
 from shared.games.errors import ErrorCode, RuleError
 from shared.ids import check_table_id
-from shared.metrics import ACTIONS, EVENT_LAG, LIVE_TABLES, OPEN_STREAMS
+from shared.metrics import (
+    ACTIONS,
+    COMMIT_RETRIES,
+    EVENT_LAG,
+    LIVE_TABLES,
+    OPEN_STREAMS,
+    TURN_CLOCK_EXPIRIES,
+    count_from_zero,
+)
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
-from shared.tables.clocks import ClockWorker, deadline_policy
+from shared.tables.clocks import ClockWorker, check_open, deadline_policy, shown_deadlines
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
@@ -108,7 +116,8 @@ class TablePlay:
     def __init__(self, runtime: Runtime, games: frozenset[str], service: str, settings: Settings) -> None:
         self.games = games
         self.service = service
-        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds))
+        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds,
+                                                         settings.idle_close_seconds))
         self.announcer = Announcer(runtime, self.store)
         self.feeds = TableFeeds(runtime, self.store)
         self.clocks = [ClockWorker(self.store, game, self.announcer.announce) for game in
@@ -139,7 +148,7 @@ class TablePlay:
             view_json=json.dumps(view), committed_at=_timestamp(record.at),
             deadlines=[common_pb2.Deadline(seat=int(k) if k.isdigit() else WHOLE_TABLE,
                                            expires_at=_timestamp(at))
-                       for k, at in sorted(record.deadlines.items())],
+                       for k, at in sorted(shown_deadlines(record.deadlines).items())],
             seat=SPECTATOR if seat is None else seat)
 
     # -- who is asking --------------------------------------------------------------
@@ -179,6 +188,7 @@ class TablePlay:
             nonlocal game_name
             assert head is not None
             self._check_game(head)
+            check_open(head)
             game_name = head.meta.game
             seat = self._seat(head, who)
             if seat is None:
@@ -251,6 +261,8 @@ class PlayService(Service):
 
     async def start(self) -> None:
         """Clocks (turn deadlines, bots, round limits) and the results relay."""
+        for counter in (COMMIT_RETRIES, TURN_CLOCK_EXPIRIES):
+            count_from_zero(counter, [(game,) for game in self.games])
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
         self.spawn(self.play.announcer.relay_forever(), "results-relay")

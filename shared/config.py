@@ -33,6 +33,14 @@ def _float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
 
 
+def _positive(name: str, default: float) -> float:
+    """A number of seconds above 0: a limit that could be switched off would not bound anything."""
+    value = _float(name, default)
+    if not value > 0:
+        raise ValueError(f"{name} must be a number of seconds above 0, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """One process's settings; build with :meth:`from_env`."""
@@ -55,6 +63,17 @@ class Settings:
     max_message_bytes: int = 64 * 1024
     actions_per_second: float = 50.0
     bot_delay_seconds: float = 0.8
+    #: A running game in which no person acted for this long is closed (README, "Table lifetime").
+    idle_close_seconds: float = 600.0
+    #: A table with no game running closes this long after it was created or its last game ended.
+    waiting_close_seconds: float = 1800.0
+    #: Replicas of each JetStream stream (3 on a NATS cluster).
+    stream_replicas: int = 1
+
+    @property
+    def nats_servers(self) -> list[str]:
+        """NATS_URL as a server list: one URL, or several comma-separated (a NATS cluster)."""
+        return [url.strip() for url in self.nats_url.split(",") if url.strip()]
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -78,4 +97,8 @@ class Settings:
             max_message_bytes=_int("STAMMTISCH_MAX_MESSAGE_BYTES", cls.max_message_bytes),
             actions_per_second=_float("STAMMTISCH_ACTIONS_PER_SECOND", cls.actions_per_second),
             bot_delay_seconds=_float("STAMMTISCH_BOT_DELAY", cls.bot_delay_seconds),
+            idle_close_seconds=_positive("STAMMTISCH_IDLE_CLOSE_SECONDS", cls.idle_close_seconds),
+            waiting_close_seconds=_positive("STAMMTISCH_WAITING_CLOSE_SECONDS",
+                                            cls.waiting_close_seconds),
+            stream_replicas=_int("STAMMTISCH_STREAM_REPLICAS", cls.stream_replicas),
         )

@@ -46,13 +46,16 @@ def free_port() -> int:
 
 
 def answers(url: str, timeout: float = 0.5) -> bool:
-    """True when something accepts TCP connections at the URL's host and port."""
-    parsed = urlparse(url)
-    try:
-        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 0), timeout):
-            return True
-    except OSError:
-        return False
+    """True when something accepts TCP connections at the URL's host and port
+    (at any of them, for a comma-separated list such as a NATS cluster's)."""
+    for one in url.split(","):
+        parsed = urlparse(one.strip())
+        try:
+            with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 0), timeout):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _wait_for(server: LocalServer, log: Path, timeout: float = 15.0) -> LocalServer:

@@ -7,6 +7,8 @@ is defined here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 RPC_LATENCY = Histogram(
@@ -37,6 +39,10 @@ TURN_CLOCK_EXPIRIES = Counter(
     "stammtisch_turn_clock_expiries_total", "Default actions applied because a deadline passed",
     ["game"],
 )
+TABLES_CLOSED = Counter(
+    "stammtisch_tables_closed_total", "Tables closed before their game ended, by why (README)",
+    ["game", "reason"],
+)
 RESULTS_PUBLISHED = Counter(
     "stammtisch_results_published_total", "Round and game results published to JetStream",
     ["kind"],
@@ -46,6 +52,17 @@ RESULTS_CONSUMED = Counter(
     "Game results handled by scoring, by outcome (recorded/duplicate/rejected/failed)",
     ["outcome"],
 )
+
+
+def count_from_zero(counter: Counter, label_sets: Iterable[tuple[str, ...]]) -> None:
+    """Give a labelled counter of rare events a series at 0 per label set, before its first event.
+
+    A labelled counter has no series until its first increment, so the panel of
+    a rare event (a commit retry, an expired clock, an undecodable request)
+    showed "No data" and the ratio alerts had nothing to divide: now they read 0.
+    """
+    for labels in label_sets:
+        counter.labels(*labels)
 
 
 def serve_metrics(port: int, host: str = "0.0.0.0") -> int:

@@ -29,14 +29,16 @@ def results_stream(settings: Settings) -> StreamConfig:
     """Durable round and game results; duplicates within 2 minutes are dropped by msg id."""
     prefix = settings.key_prefix
     return StreamConfig(name=f"{prefix.upper()}_RESULTS", subjects=[f"{prefix}.results.>"],
-                        duplicate_window=120.0, max_age=30 * 86_400.0)
+                        duplicate_window=120.0, max_age=30 * 86_400.0,
+                        num_replicas=settings.stream_replicas)
 
 
 def table_events_stream(settings: Settings) -> StreamConfig:
     """Lobby/table lifecycle events (table.started, game.finished) for other services."""
     prefix = settings.key_prefix
     return StreamConfig(name=f"{prefix.upper()}_TABLES", subjects=[f"{prefix}.tables.>"],
-                        duplicate_window=120.0, max_age=7 * 86_400.0)
+                        duplicate_window=120.0, max_age=7 * 86_400.0,
+                        num_replicas=settings.stream_replicas)
 
 
 @dataclass
@@ -76,7 +78,7 @@ async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIte
     """Connect to Redis and NATS, declare streams; drain and close on exit."""
     redis = aioredis.from_url(settings.redis_url, decode_responses=False)
     await redis.ping()
-    nc = await nats.connect(settings.nats_url, name=name, max_reconnect_attempts=-1,
+    nc = await nats.connect(servers=settings.nats_servers, name=name, max_reconnect_attempts=-1,
                             reconnect_time_wait=0.5)
     js = nc.jetstream()
     try:

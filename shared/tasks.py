@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 
 def not_cancelled() -> bool:
@@ -14,3 +16,18 @@ def not_cancelled() -> bool:
     """
     task = asyncio.current_task()
     return task is None or not task.cancelling()
+
+
+async def poll_forever(step: Callable[[], Awaitable[object]], interval: float, log: Any,
+                       failure: str) -> None:
+    """Run ``step`` until cancelled: again at once while it reports work done (truthy), else
+    after ``interval``. A failing step is logged as ``failure`` and tried again after the
+    interval, so a background loop outlives a passing Redis or NATS outage."""
+    while not_cancelled():
+        try:
+            busy = await step()
+        except Exception:
+            log.exception(failure)
+            busy = False
+        if not busy:
+            await asyncio.sleep(interval)

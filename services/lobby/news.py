@@ -5,7 +5,7 @@ games starting and ending on a core NATS subject per table: best effort, each
 message carries the whole table, so a missed one is healed by the next.
 Other services hear a table's lifecycle (``started``, ``finished``, ``closed``)
 durably on JetStream ``<prefix>.tables.<table_id>.<change>``, de-duplicated
-by message id.
+by message id (and retried through a stream leader election).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from nats.aio.msg import Msg
 
 from services.lobby.model import LobbyTable
+from shared.jetstream import publish_deduplicated
 from shared.runtime import Runtime
 
 QUEUE_SIZE = 256
@@ -46,9 +47,8 @@ class TableNews:
         payload = {"table_id": table.table_id, "game": table.game, "game_no": table.games_played,
                    "change": change, "at": time.time(), **details}
         subject = self.runtime.subject("tables", table.table_id, change)
-        await self.runtime.js.publish(
-            subject, json.dumps(payload).encode(),
-            headers={"Nats-Msg-Id": f"{table.table_id}:{table.games_played}:{change}"})
+        await publish_deduplicated(self.runtime.js, subject, json.dumps(payload).encode(),
+                                   f"{table.table_id}:{table.games_played}:{change}")
 
     @contextlib.asynccontextmanager
     async def listen(self, table_id: str) -> AsyncIterator[asyncio.Queue[dict[str, Any]]]:

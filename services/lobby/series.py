@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from services.lobby.catalog import RULES_LEAVE_AND_CHAT, carried_over, new_game
+from services.lobby.lifetime import TableLifetime
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, Status
 from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
@@ -36,10 +37,14 @@ GameEdit = Callable[[Game, CommitRecord], Change]
 class GameSeries:
     """Starts, edits and finishes the games of lobby tables."""
 
-    def __init__(self, runtime: Runtime, repo: TableRepository, news: TableNews) -> None:
+    def __init__(self, runtime: Runtime, repo: TableRepository, news: TableNews,
+                 lifetime: TableLifetime) -> None:
         self.repo = repo
         self.news = news
-        self.store = TableStore(runtime, deadline_policy(runtime.settings.bot_delay_seconds))
+        self.lifetime = lifetime
+        settings = runtime.settings
+        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds,
+                                                         settings.idle_close_seconds))
         self.announcer = Announcer(runtime, self.store)
 
     # -- start ------------------------------------------------------------------------------
@@ -63,6 +68,7 @@ class GameSeries:
                 raise
             raise unavailable("the game could not be started; get ready again") from err
         await self.announcer.announce(record)
+        await self.lifetime.game_started(table.table_id)
         log.info("game_started", table_id=table.table_id, game_no=game_no, seq=record.seq)
         await self.news.tell(table, "game_started")
         await self.news.record(table, "started", players=record.meta.players, bots=record.meta.bots,
@@ -95,7 +101,7 @@ class GameSeries:
                     or head.meta.players[seat] != player_id):
                 raise NothingToDo
             game = head.game()
-            if game.over:
+            if game.over or head.meta.closed:
                 raise NothingToDo
             return edit(game, head)
 
@@ -180,6 +186,7 @@ class GameSeries:
         except Moved:
             return
         log.info("game_finished", table_id=table_id, game_no=game_no, newcomers_seated=seated)
+        await self.lifetime.waiting_from(table_id, final.at)
         await self.news.tell(table, "game_finished")
         await self.news.record(table, "finished", seq=seq, winners=result.get("winners"),
                                scores=result.get("scores"))

@@ -138,8 +138,10 @@ class LobbyService(Service):
             LobbyServicer(self.runtime, self.lobby, self.quick, self.names), server)
 
     async def start(self) -> None:
-        """The durable consumer that turns finished games into tables between games."""
+        """The durable consumer that turns finished games into tables between games, and the
+        sweep that closes tables nobody plays."""
         await self.results.start()
+        self.spawn(self.lobby.lifetime.run_forever(), "table-lifetime")
 
     async def stop(self) -> None:
         """Stop consuming results, then the background tasks."""

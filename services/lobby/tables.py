@@ -22,6 +22,7 @@ from services.lobby.catalog import (
     new_game,
     turn_seconds,
 )
+from services.lobby.lifetime import TableLifetime
 from services.lobby.model import NO_SEAT, LobbyTable, Moved, SeatState, Status
 from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
@@ -56,7 +57,8 @@ class Lobby:
         self.settings = runtime.settings
         self.repo = TableRepository(runtime)
         self.news = TableNews(runtime)
-        self.series = GameSeries(runtime, self.repo, self.news)
+        self.lifetime = TableLifetime(runtime, self.repo, self.news)
+        self.series = GameSeries(runtime, self.repo, self.news, self.lifetime)
 
     async def _tell(self, table: LobbyTable, change: str, who: Identity, text: str = "") -> None:
         await self.news.tell(table, change, who.player_id, text)
@@ -77,7 +79,9 @@ class Lobby:
                            [SeatState() for _ in range(seats)], time.time())
         if join:
             table.join(who.player_id, who.name, 0)
-        return await self.repo.add(table)
+        table = await self.repo.add(table)
+        await self.lifetime.waiting_from(table.table_id, table.created_at)
+        return table
 
     async def create_seated(self, game: str, players: list[tuple[str, str]]) -> LobbyTable:
         """A table of players who are seated and ready at once (quick match); starts the game."""
@@ -85,6 +89,7 @@ class Lobby:
                            [SeatState(player_id, name, ready=True) for player_id, name in players],
                            time.time())
         table = await self.repo.add(table)
+        await self.lifetime.waiting_from(table.table_id, table.created_at)
         try:
             return await self.series.start_if_ready(table)
         except ServiceError as err:  # everyone is seated and ready: the next SetReady starts it

@@ -9,6 +9,7 @@ tables and time; prints what it measured and asserts nothing.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import tempfile
 import time
@@ -107,12 +108,14 @@ async def tournament(game: str, tables: int, seconds: float, redis_url: str, nat
                      data_dir: Path) -> None:
     """Run one tournament against a child stack and print its figures."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
+    if os.environ.get("STAMMTISCH_METRICS_PORT"):  # a fixed port, for a Prometheus to watch the run
+        env["STAMMTISCH_METRICS_PORT"] = os.environ["STAMMTISCH_METRICS_PORT"]
     with launched_stack(env, data_dir / "stack") as stack:
         e = stack.endpoints
         endpoints = Endpoints(e["lobby"], e["engine"], e["arbiter"], e["scoring"])
         load = Tournament(endpoints, game, tables)
         say(f"Tournament: {tables} tables of {game}, {load.players} bot clients, "
-            f"quick match then whole games (cap {seconds:.0f} s)")
+            f"quick match then whole games (cap {seconds:.0f} s); metrics http://{e['metrics']}")
         server_before = cpu_seconds(stack.process.pid)
         elapsed = await load.run(seconds)
         server_after = cpu_seconds(stack.process.pid)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import grpc
+from google.protobuf import descriptor_pool
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from shared.config import Settings
+from shared.metrics import BAD_REQUESTS, count_from_zero
 from shared.rpc.auth import TokenSigner
 from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
 
@@ -42,6 +44,8 @@ async def create_server(
     server = grpc.aio.server(interceptors=[StammtischInterceptor(service, signer, limiter)],
                              options=server_options(settings))
     register(server)
+    count_from_zero(BAD_REQUESTS, [(service, method.name) for name in full_names
+                                   for method in descriptor_pool.Default().FindServiceByName(name).methods])
     health = health or HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     names = [*full_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,

@@ -22,7 +22,8 @@ async def newer_updates(client: StammtischClient, table_id: str,
 
 async def play_seat(client: StammtischClient, table_id: str, bot: Bot, rng: random.Random,
                     think_seconds: float = 0.0) -> Update:
-    """Act whenever the seat has legal actions, until the game is over; returns the last update.
+    """Act whenever the seat has legal actions, until the game is over or its table was closed;
+    returns the last update.
 
     A refused action (a lost race, a turn clock that answered first) is not an
     error for a bot: it looks at the newest view and decides again.
@@ -31,7 +32,7 @@ async def play_seat(client: StammtischClient, table_id: str, bot: Bot, rng: rand
     stream = newer_updates(client, table_id, current.seq)
     refused_at = -1
     try:
-        while not current.view.get("over"):
+        while not current.finished:
             if current.view.get("legal") and current.seq != refused_at:
                 if think_seconds:
                     await asyncio.sleep(think_seconds)

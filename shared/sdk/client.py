@@ -62,6 +62,18 @@ class Update:
     seat: int
     deadlines: dict[int, float] = field(default_factory=dict)
 
+    @property
+    def closed(self) -> str:
+        """Why the table was closed before its game ended ("" while it is open): the newest
+        update of a closed table carries ``table_closed`` (README, "Table lifetime")."""
+        return next((str(e.get("reason", "")) for e in self.events if e.get("type") == "table_closed"),
+                    "")
+
+    @property
+    def finished(self) -> bool:
+        """Nothing more happens in this game: it is over, or its table was closed."""
+        return bool(self.view.get("over")) or bool(self.closed)
+
     @classmethod
     def from_proto(cls, update: common_pb2.TableUpdate) -> Update:
         """Decode the JSON parts of a TableUpdate."""

@@ -58,7 +58,7 @@ async def play_game(client: StammtischClient, table_id: str) -> Update:
     print(render(current, me), flush=True)
     stream = newer_updates(client, table_id, current.seq)
     try:
-        while not current.view.get("over"):
+        while not current.finished:
             target = await _send(client, table_id, current) if current.view.get("legal") \
                 else current.seq + 1
             while current.seq < target:
@@ -91,6 +91,9 @@ async def run(game: str, name: str, seats: int | None, bots: str, table_id: str 
             with contextlib.suppress(grpc.aio.AioRpcError):
                 await client.leave(table_id)
             print("\nleft the table")
+            return 1
+        if final.closed:
+            print(f"the table was closed ({final.closed}): nobody played for too long")
             return 1
         scores = final.view.get("scores")
         print(f"final scores: {scores}")

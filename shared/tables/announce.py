@@ -13,6 +13,8 @@ import json
 import time
 from typing import Any
 
+from nats.errors import Error as NatsError
+
 from shared.logs import get_logger
 from shared.metrics import RESULTS_PUBLISHED
 from shared.runtime import Runtime
@@ -54,11 +56,21 @@ class Announcer:
         self.store = store
 
     async def announce(self, record: CommitRecord) -> None:
-        """Live news for subscribers everywhere, then the results (if any)."""
+        """Live news for subscribers everywhere, then the results (if any).
+
+        The commit is already in Redis with its results in the outbox, so a
+        JetStream that cannot take them now (a stream leader election in a
+        cluster, a server gone) does not fail the action: the relay publishes
+        them once JetStream answers again.
+        """
         await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
                                         record.encode())
         if any(e.get("type") in RESULT_EVENTS for e in record.events):
-            await self.publish_results(record)
+            try:
+                await self.publish_results(record)
+            except NatsError as err:
+                log.warning("results_left_to_relay", table_id=record.meta.table_id, seq=record.seq,
+                            error=type(err).__name__)
 
     async def publish_results(self, record: CommitRecord) -> None:
         """Publish every result of the commit and clear its outbox entry once acknowledged."""

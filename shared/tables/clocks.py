@@ -1,30 +1,42 @@
-"""Deadlines: turn clocks for people, pacing for bots, round time limits.
+"""Deadlines: turn clocks for people, pacing for bots, round time limits, the idle close.
 
 Every decision a seat owes gets a deadline when it becomes owed; it keeps it
 while it stays owed. When a deadline passes, whichever replica's worker gets
 there first commits the default answer (or the bot's choice); the commit is
 conditional on the head it read, so exactly one answer is applied.
+
+Every running game also has an idle deadline, ``idle_seconds`` after a person
+last changed it (an action, leaving, taking a seat back; the game's start
+counts too). The clock's own commits (bot moves, timed-out defaults, a round's
+time up) do not move it, so a game that only the clock still plays is closed
+(``table_closed``) when it passes: no table runs on forever (README, "Table lifetime").
 """
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import time
 from typing import Any
 
 from shared.games.base import derived_rng
-from shared.games.errors import RuleError
+from shared.games.errors import ErrorCode, RuleError
 from shared.games.registry import bot_levels
 from shared.logs import get_logger
-from shared.metrics import TURN_CLOCK_EXPIRIES
+from shared.metrics import TABLES_CLOSED, TURN_CLOCK_EXPIRIES
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, DeadlinePolicy, NothingToDo, TableStore
-from shared.tasks import not_cancelled
+from shared.tasks import poll_forever
 
 log = get_logger("clocks")
 
 #: Deadline key prefix of a round time limit; the key names the round ("round:2").
 ROUND_PREFIX = "round:"
+#: Deadline key of the idle close: the game closes then unless a person changes it before.
+IDLE_KEY = "idle"
+#: The reason an idle game is closed with (``TableMeta.closed``, the ``table_closed`` event).
+CLOSED_IDLE = "idle"
+#: Event types of the clock's own commits: a default answer and a round's time limit.
+TIMED_OUT, TIME_UP = "timed_out", "time_up"
 _REINDEX = """
 if redis.call('HGET', KEYS[1], 'seq') ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then
@@ -36,12 +48,13 @@ return 1
 """
 
 
-def deadline_policy(bot_delay: float) -> DeadlinePolicy:
-    """Deadlines for the head a change produces (people: the table's turn_seconds)."""
+def deadline_policy(bot_delay: float, idle_seconds: float) -> DeadlinePolicy:
+    """Deadlines for the head a change produces (people: the table's turn_seconds; every
+    running game: the idle close, ``idle_seconds`` after a person last changed it)."""
 
     def policy(head: CommitRecord | None, change: Change, now: float) -> dict[str, float]:
         game, meta = change.game, change.meta
-        if game.over:
+        if game.over or meta.closed:
             return {}
         same_game = head is not None and head.meta.game_no == meta.game_no
         before = head.deadlines if head is not None and same_game else {}
@@ -62,21 +75,48 @@ def deadline_policy(bot_delay: float) -> DeadlinePolicy:
         if limit:
             key = f"{ROUND_PREFIX}{public.get('round')}"
             deadlines[key] = before.get(key, now + float(limit))
+        quiet = IDLE_KEY in before and _by_clock(change)
+        deadlines[IDLE_KEY] = before[IDLE_KEY] if quiet else now + idle_seconds
         return deadlines
 
     return policy
 
 
+def _by_clock(change: Change) -> bool:
+    """True for a commit the clock made: a bot's move, a timed-out default, a round's time up."""
+    if change.actor is not None and change.meta.is_bot(change.actor):
+        return True
+    return bool(change.events) and change.events[0].get("type") in (TIMED_OUT, TIME_UP)
+
+
+def shown_deadlines(deadlines: dict[str, float]) -> dict[str, float]:
+    """The deadlines clients are shown: decisions seats owe and a round's time limit.
+
+    The idle close is no decision anyone owes; a client learns of it from ``table_closed``.
+    """
+    return {key: at for key, at in deadlines.items() if key != IDLE_KEY}
+
+
+def check_open(head: CommitRecord) -> None:
+    """Refuse (GAME_OVER) anything on a table that was closed."""
+    if head.meta.closed:
+        raise RuleError(ErrorCode.GAME_OVER,
+                        f"table {head.meta.table_id!r} was closed ({head.meta.closed})")
+
+
 def expire(head: CommitRecord, now: float) -> Change:
-    """The change a passed deadline causes: a default action, a bot move, or time up."""
+    """The change a passed deadline causes: a default action, a bot move, time up, or the close."""
     due = sorted((at, key) for key, at in head.deadlines.items() if at <= now)
     if not due:
         raise NothingToDo
     key = due[0][1]
     game = head.game()
+    if key == IDLE_KEY:
+        closed = dataclasses.replace(head.meta, closed=CLOSED_IDLE)
+        return Change(game, [{"type": "table_closed", "reason": CLOSED_IDLE}], closed)
     if key.startswith(ROUND_PREFIX):
         round_no = int(key.removeprefix(ROUND_PREFIX))
-        events = [{"type": "time_up", "round": round_no},
+        events = [{"type": TIME_UP, "round": round_no},
                   *game.time_up(round_no)]  # type: ignore[attr-defined]
         return Change(game, events, head.meta)
     seat = int(key)
@@ -88,7 +128,7 @@ def expire(head: CommitRecord, now: float) -> Change:
     default = game.default_action(seat)
     if default is None:
         raise NothingToDo
-    events = [{"type": "timed_out", "seat": seat}, *game.apply(seat, default)]
+    events = [{"type": TIMED_OUT, "seat": seat}, *game.apply(seat, default)]
     TURN_CLOCK_EXPIRIES.labels(head.meta.game).inc()
     return Change(game, events, head.meta, seat, default)
 
@@ -105,14 +145,7 @@ class ClockWorker:
 
     async def run_forever(self) -> None:
         """Fire due deadlines until cancelled."""
-        while not_cancelled():
-            try:
-                fired = await self.run_once()
-            except Exception:
-                log.exception("clock_failed")
-                fired = 0
-            if not fired:
-                await asyncio.sleep(self.interval)
+        await poll_forever(self.run_once, self.interval, log, "clock_failed")
 
     async def run_once(self) -> int:
         """Fire every due table once; returns how many commits were made."""
@@ -137,6 +170,9 @@ class ClockWorker:
             return 0
         if record is not None:
             await self.announce(record)
+            if record.meta.closed:
+                TABLES_CLOSED.labels(record.meta.game, record.meta.closed).inc()
+                log.info("table_closed", table_id=table_id, reason=record.meta.closed, seq=record.seq)
         return 1
 
     async def _fix_index(self, table_id: str) -> None:

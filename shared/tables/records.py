@@ -30,6 +30,8 @@ class TableMeta:
     game_no: int = 1
     seed: int = 0
     options: dict[str, Any] = field(default_factory=dict)
+    #: Why the table was closed before its game ended ("" while it is open): see clocks.py.
+    closed: str = ""
 
     def seat_of(self, player_id: str) -> int | None:
         """The seat of a player at this table, if seated."""

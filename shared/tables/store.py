@@ -35,7 +35,7 @@ CLOCK_GROUPS = {"wie-waldi": "arbiter"}
 _COMMIT = """
 -- KEYS: head, log, acts, clocks, outbox, live
 -- ARGV: expected_seq, record, act_key, answer, min_deadline, table_id, has_results, now_ms, ttl_ms,
---       game_over
+--       game_over (or the table closed)
 if ARGV[3] ~= '' then
   local prev = redis.call('HGET', KEYS[3], ARGV[3])
   if prev then return {'dup', prev} end
@@ -195,7 +195,7 @@ class TableStore:
                 args=[seq - 1, record.encode(), act_key, json.dumps({"seq": seq}),
                       min(deadlines.values()) if deadlines else "", table_id,
                       "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS,
-                      "1" if change.game.over else "0"])
+                      "1" if change.game.over or change.meta.closed else "0"])
             if status == b"ok":
                 return record, None
             if status == b"dup":

@@ -9,16 +9,20 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from deploy_support import K8S_DIR, REPO_ROOT, SERVICES, health_service_name
+from deploy_support import (
+    CONFIGMAP_NAME,
+    K8S_DIR,
+    K8S_VERSIONS,
+    REPO_ROOT,
+    SERVICES,
+    configmap_of,
+    health_service_name,
+    settings_from,
+)
 
 from shared.config import DEFAULT_PORTS, Settings
 from shared.token_secret import require_token_secret
 
-#: Fixed Kubernetes versions the manifests must validate against: the oldest
-#: with GA gRPC probes, and a recent one.
-K8S_VERSIONS = ("1.27.0", "1.33.0")
-
-CONFIGMAP_NAME = "stammtisch-config"
 SECRET_NAME = "stammtisch-token"
 SECRET_KEY = "STAMMTISCH_TOKEN_SECRET"
 KUSTOMIZATION = "kustomization.yaml"
@@ -30,18 +34,6 @@ def _one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     found = [doc for doc in docs if doc["kind"] == kind]
     assert len(found) == 1, f"expected one {kind}, found {len(found)}"
     return found[0]
-
-
-def _configmap(k8s_files: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    docs = [doc for docs in k8s_files.values() for doc in docs if doc.get("kind") == "ConfigMap"]
-    assert [doc["metadata"]["name"] for doc in docs] == [CONFIGMAP_NAME]
-    return docs[0]
-
-
-def _settings_from(data: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for key, value in data.items():
-        monkeypatch.setenv(key, value)
-    return Settings.from_env()
 
 
 def _container(deployment: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +86,7 @@ def test_deployment(
     service: str, k8s_files: dict[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     deployment = _one(k8s_files[f"{service}.yaml"], "Deployment")
-    settings = _settings_from(_configmap(k8s_files)["data"], monkeypatch)
+    settings = settings_from(configmap_of(k8s_files)["data"], monkeypatch)
     grpc_port = settings.ports[service]
     assert grpc_port == DEFAULT_PORTS[service]
 
@@ -189,11 +181,11 @@ def test_configmap_sets_only_known_variables(
     k8s_files: dict[str, list[dict[str, Any]]], known_env_vars: set[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    data = _configmap(k8s_files)["data"]
+    data = configmap_of(k8s_files)["data"]
     assert set(data) <= known_env_vars, set(data) - known_env_vars
     assert SECRET_KEY not in data, "the token secret belongs in the Secret"
     assert all(isinstance(value, str) for value in data.values())
-    settings = _settings_from(data, monkeypatch)  # every value parses
+    settings = settings_from(data, monkeypatch)  # every value parses
     assert settings.bind_host == "0.0.0.0"
     assert settings.ports == DEFAULT_PORTS
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from deploy_support import DASHBOARD_PATH, PROMETHEUS_DIR, SERVICES, TARGET_LABELS, load_yaml
+from deploy_support import (
+    DASHBOARD_PATH,
+    PROMETHEUS_DIR,
+    SERVICES,
+    TARGET_LABELS,
+    dashboard_panels,
+    load_yaml,
+)
+
+from shared.config import Settings
 
 #: Metric names as they appear in PromQL.
 _METRIC = re.compile(r"\b((?:stammtisch|process|python)_[a-zA-Z0-9_]+)\b")
@@ -22,16 +30,10 @@ _LABEL_VALUES = re.compile(r"label_values\(\s*([a-zA-Z0-9_]+)\s*,\s*([a-zA-Z0-9_
 SEVERITIES = {"info", "warning", "critical"}
 
 
-def _dashboard_panels(dashboard: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for panel in dashboard["panels"]:
-        yield panel
-        yield from panel.get("panels", [])  # collapsed rows keep their panels inside
-
-
 def _dashboard_queries(dashboard: dict[str, Any]) -> list[str]:
     queries = [
         target["expr"]
-        for panel in _dashboard_panels(dashboard)
+        for panel in dashboard_panels(dashboard)
         for target in panel.get("targets", [])
     ]
     for variable in dashboard["templating"]["list"]:
@@ -108,6 +110,16 @@ def test_k8s_prometheus_discovers_pods() -> None:
     assert kept[("__meta_kubernetes_pod_container_port_name",)] == "metrics"
 
 
+def test_local_prometheus_scrapes_the_local_stack() -> None:
+    """prometheus-local.yml: the system Prometheus and `stammtisch up` on its default metrics port."""
+    config = load_yaml(PROMETHEUS_DIR / "prometheus-local.yml")
+    (job,) = config["scrape_configs"]
+    assert job["job_name"] == "stammtisch"  # the job the dashboard selects
+    (group,) = job["static_configs"]
+    assert group["targets"] == [f"127.0.0.1:{Settings().metrics_port}"]
+    assert set(group["labels"]) == {"component"}
+
+
 # --- alert rules ------------------------------------------------------------------
 
 
@@ -173,7 +185,7 @@ def test_dashboard_shows_every_metric(dashboard: dict[str, Any], metric_families
 
 
 def test_dashboard_structure(dashboard: dict[str, Any]) -> None:
-    panels = list(_dashboard_panels(dashboard))
+    panels = list(dashboard_panels(dashboard))
     ids = [panel["id"] for panel in panels]
     assert len(ids) == len(set(ids)), "panel ids are unique"
     variables = {variable["name"] for variable in dashboard["templating"]["list"]}
@@ -206,12 +218,13 @@ def _promtool(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 def test_promtool_check_config() -> None:
-    """Checks prometheus.yml and the rule files it names (alerts.yml).
+    """Checks prometheus.yml (with the rule files it names: alerts.yml) and prometheus-local.yml.
 
     prometheus-k8s.yml is left out: some promtool builds (Debian's) lack kubernetes_sd.
     """
-    result = _promtool("check", "config", "prometheus.yml")
-    assert result.returncode == 0, result.stdout + result.stderr
+    for config in ("prometheus.yml", "prometheus-local.yml"):
+        result = _promtool("check", "config", config)
+        assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")

@@ -55,6 +55,20 @@ def test_setup_fixes_hands_and_the_talon_top_and_the_rest_follows() -> None:
     assert conserved(game)
 
 
+def test_a_setup_that_names_all_110_cards_deals_exactly_that_talon() -> None:
+    hands = [list(DECK[seat * HAND_SIZE:(seat + 1) * HAND_SIZE]) for seat in range(3)]
+    talon = list(reversed(DECK[3 * HAND_SIZE:]))
+    game = dealt(hands, talon=talon)
+    assert game.summary()["hands"] == hands
+    assert game.state.talon == talon
+    assert conserved(game)
+
+
+def test_a_setup_that_puts_every_card_in_a_hand_is_refused_for_its_empty_talon() -> None:
+    with pytest.raises(SetupError, match="talon must not start empty"):
+        WilliWacker.new(3, {}, 0, {"rounds": [{"hands": [list(DECK[:100]), list(DECK[100:]), []]}]})
+
+
 @pytest.mark.parametrize(("seats", "options", "setup"), [
     (2, {}, None),
     (7, {}, None),

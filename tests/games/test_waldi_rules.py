@@ -139,7 +139,7 @@ def test_two_to_four_seats(seats: Any) -> None:
 
 @pytest.mark.parametrize("options", [{"colour": 1}, {"round_seconds": 0},
                                      {"round_seconds": -5}, {"round_seconds": "60"},
-                                     {"round_seconds": True}])
+                                     {"round_seconds": True}, {"round_seconds": 3601}])
 def test_bad_options_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(SetupError):
         WieWaldi.new(2, options)
@@ -465,8 +465,15 @@ def test_time_up_ends_the_round_like_a_dead_end() -> None:
     assert g.time_up(1) == []
 
 
+def test_a_round_has_a_time_limit_unless_the_table_sets_none() -> None:
+    assert WieWaldi.new(2).view(None)["round_seconds"] == 180
+    assert WieWaldi.new(2, {"round_seconds": 3600}).view(None)["round_seconds"] == 3600
+    events = game(stacked(0), stacked(1)).time_up(1)
+    assert events[0]["type"] == "round_over" and events[0]["end"] == "time_up"
+
+
 def test_time_up_needs_a_round_time_limit() -> None:
-    g = game(stacked(0), stacked(1))
+    g = game(stacked(0), stacked(1), round_seconds=None)
     with pytest.raises(RuleError) as info:
         g.time_up()
     assert info.value.code is ErrorCode.NOT_ALLOWED

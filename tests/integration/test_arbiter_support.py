@@ -82,7 +82,8 @@ def rigged_piles(tops: Sequence[Mapping[int, str]]) -> list[list[list[str]]]:
 async def store_table(runtime: Runtime, clients: Sequence[StammtischClient], game: Game,
                       seed: int = 7, options: Mapping[str, Any] | None = None) -> str:
     """Start ``game`` at a new table of these players, as the lobby would."""
-    store = TableStore(runtime, deadline_policy(runtime.settings.bot_delay_seconds))
+    store = TableStore(runtime, deadline_policy(runtime.settings.bot_delay_seconds,
+                                                     runtime.settings.idle_close_seconds))
     table_id = uuid.uuid4().hex
     meta = TableMeta(table_id, GAME, [client.player_id for client in clients], seed=seed,
                      options=dict(options or {}))
@@ -163,5 +164,5 @@ def card_places(state: Mapping[str, Any]) -> Counter[tuple[int, str]]:
 
 async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
     """Every commit of the table, oldest first."""
-    store = TableStore(runtime, deadline_policy(0.0))
+    store = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds))
     return await store.log_after(table_id, 0, limit=100_000)

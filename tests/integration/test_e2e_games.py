@@ -74,7 +74,8 @@ async def _collect(client: StammtischClient, table_id: str, into: list[Update],
 
 
 async def _log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
-    return await TableStore(runtime, deadline_policy(0)).log_after(table_id, 0, limit=100_000)
+    store = TableStore(runtime, deadline_policy(0, runtime.settings.idle_close_seconds))
+    return await store.log_after(table_id, 0, limit=100_000)
 
 
 def _cards(data: Any) -> set[str]:

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 
 def _store(runtime: Runtime, bot_delay: float = 0.05) -> TableStore:
-    return TableStore(runtime, deadline_policy(bot_delay))
+    return TableStore(runtime, deadline_policy(bot_delay, runtime.settings.idle_close_seconds))
 
 
 async def _willi_table(store: TableStore, table_id: str = "t1", turn_seconds: float = 0.0,

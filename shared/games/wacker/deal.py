@@ -40,7 +40,8 @@ def _parse_round(entry: object, seats: int, number: int) -> dict[str, Any]:
     named = Counter(card for pile in piles for card in pile)
     if named - DECK_COUNTS:
         raise SetupError(f"{where}: more copies than the deck holds: {sorted(named - DECK_COUNTS)}")
-    if sum(named.values()) == len(DECK):
+    # The talon is the listed top plus every card the setup does not name.
+    if not talon and sum(named.values()) == len(DECK):
         raise SetupError(f"{where}: the talon must not start empty")
     return {"hands": [list(hand) for hand in hands], "talon": list(talon)}
 

@@ -30,7 +30,11 @@ from shared.games.waldi.deal import PILES, ROUNDS, deal_round, parse_setup
 from shared.games.waldi.state import Dog, WaldiState, copy_dog, copy_result
 
 TOKENS = 6
-DEFAULT_OPTIONS: dict[str, Any] = {"round_seconds": None}
+#: A round ends by Stop within about two minutes of quick play; the limit (RULES.md) ends one
+#: that never would, so that every game ends: at most ROUNDS times the limit.
+DEFAULT_ROUND_SECONDS = 180
+MAX_ROUND_SECONDS = 3600
+DEFAULT_OPTIONS: dict[str, Any] = {"round_seconds": DEFAULT_ROUND_SECONDS}
 
 #: Why a round ended, as the ``round_over`` event says.
 END_STOP, END_DEAD, END_TIME = "stop", "dead_end", "time_up"
@@ -58,11 +62,13 @@ class WieWaldi(Game):
             setup: Mapping[str, Any] | None = None) -> WieWaldi:
         """Deal round 1 from the setup or the seed."""
         seats = check_seat_count(cls, seats)
-        opts = check_options(options, DEFAULT_OPTIONS)
+        # round_seconds may be any number or null (checked below), so check_options sees no type.
+        opts = check_options({**DEFAULT_OPTIONS, **(options or {})}, dict.fromkeys(DEFAULT_OPTIONS))
         limit = opts["round_seconds"]
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float)
-                                  or limit <= 0):
-            raise SetupError("option 'round_seconds' must be a positive number of seconds or null")
+                                  or not 0 < limit <= MAX_ROUND_SECONDS):
+            raise SetupError(f"option 'round_seconds' must be a number of seconds above 0 and "
+                             f"at most {MAX_ROUND_SECONDS}, or null")
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise SetupError("the seed must be an integer")
         fixed = parse_setup(setup, seats)

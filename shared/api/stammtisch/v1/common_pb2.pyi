@@ -291,7 +291,7 @@ class TableOptions(_message.Message):
     start_round: _builtins.int
     """Willi Stich: the round to start at (1..19), for short games."""
     round_seconds: _builtins.int
-    """Wie Waldi: a time limit per round in seconds."""
+    """Wie Waldi: the time limit of each round in seconds, 1..3600 (default 180)."""
     target: _builtins.int
     """Willi Wacker: the total that ends the game."""
     turn_seconds: _builtins.int

@@ -613,7 +613,9 @@ class WatchTableResponse(_message.Message):
     "not_ready", "bot_added", "chat", "game_started", "game_finished", "closed" (last).
     """
     player_id: _builtins.str
-    """For chat: the sender and text."""
+    """For chat: the sender and text. For "closed": why, "idle" (nobody played the running
+    game), "expired" (no game started in time) or "" (everybody left).
+    """
     text: _builtins.str
     @_builtins.property
     def table(self) -> Global___Table: ...
