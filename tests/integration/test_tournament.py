@@ -65,7 +65,7 @@ async def run_tournament(clients: list[StammtischClient], organizer: StammtischC
 
 async def recomputed_from_logs(runtime: Runtime, tournament: Tournament) -> list[tuple[str, str]]:
     """(player, points) in standings order, from the final commit of every game of every table."""
-    tables = TableStore(runtime, deadline_policy(0.0))
+    tables = TableStore(runtime, deadline_policy(0.0, 1.0))
     results = []
     for round_ in tournament.rounds:
         for index, seats in enumerate(round_.tables):
@@ -107,7 +107,7 @@ async def test_a_series_with_re_seating_and_duplicate_deals(stack: dict[str, str
     assert [(line.player_id, line.points_exact) for line in reported.standings] == \
         await recomputed_from_logs(runtime, tournament)
     # Duplicate deals: both tables of a round were dealt from the same seed and hold the same cards.
-    tables = TableStore(runtime, deadline_policy(0.0))
+    tables = TableStore(runtime, deadline_policy(0.0, 1.0))
     for round_ in tournament.rounds:
         firsts = [(await tables.log_after(tournament.table_id(round_.number, index), 0, limit=1))[0]
                   for index in range(len(round_.tables))]
