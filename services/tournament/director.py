@@ -26,6 +26,13 @@ from services.tournament.model import Status, Tournament
 from services.tournament.store import LeaseLost, TournamentStore
 from services.tournament.tables import TournamentTables
 from shared.logs import get_logger
+from shared.metrics import (
+    TOURNAMENT_PLAYERS,
+    TOURNAMENT_ROUND_DURATION,
+    TOURNAMENT_ROUNDS,
+    TOURNAMENT_TABLES_OPEN,
+    TOURNAMENTS_RUNNING,
+)
 from shared.tasks import not_cancelled
 
 log = get_logger("tournament.director")
@@ -56,13 +63,22 @@ class Director:
 
     async def run_once(self) -> None:
         """One step of every active tournament this director holds (or can take)."""
+        running = players = open_tables = 0
         for tournament_id in await self.store.active():
             if not await self.store.hold(tournament_id, self.holder, LEASE_SECONDS):
                 continue
+            tournament = await self.store.get(tournament_id)
             try:
-                await self.step(await self.store.get(tournament_id), time.time())
+                open_tables += await self.step(tournament, time.time())
             except LeaseLost:
                 log.info("lease_lost", tournament_id=tournament_id)
+                continue
+            if tournament.status in (Status.RUNNING, Status.PAUSED):
+                running += 1
+                players += sum(1 for p in tournament.players if p.last_round is None and not p.bot)
+        TOURNAMENTS_RUNNING.set(running)
+        TOURNAMENT_PLAYERS.set(players)
+        TOURNAMENT_TABLES_OPEN.set(open_tables)
 
     async def stop(self) -> None:
         """Give up the leases held (a successor need not wait for them to expire)."""
@@ -70,27 +86,28 @@ class Director:
         for tournament_id in await self.store.active():
             await self.store.release(tournament_id, self.holder)
 
-    async def step(self, tournament: Tournament, now: float) -> None:
-        """Do whatever the tournament needs next (nothing, if it waits for players or games)."""
+    async def step(self, tournament: Tournament, now: float) -> int:
+        """Do whatever the tournament needs next (nothing, if it waits for players or games);
+        returns how many tables of its current round are still playing."""
         tid = tournament.tournament_id
         status = tournament.status
         if status == Status.REGISTRATION:
             start_at = tournament.settings.start_at
             if start_at and now >= start_at and tournament.players:
                 await self.store.change(tid, lambda t: t.start(now), self.holder)
-            return
+            return 0
         if status == Status.CHECK_IN:
             if now >= tournament.check_in_until:
                 await self.store.change(tid, Tournament.close_check_in, self.holder)
-            return
+            return 0
         if status not in (Status.RUNNING, Status.PAUSED):
-            return
+            return 0
         if not tournament.rounds or tournament.rounds[-1].finished:
             await self._next_round(tournament, now)
-            return
-        await self._play_round(tournament, now)
+            return 0
+        return await self._play_round(tournament, now)
 
-    async def _play_round(self, tournament: Tournament, now: float) -> None:
+    async def _play_round(self, tournament: Tournament, now: float) -> int:
         tid = tournament.tournament_id
         current = tournament.rounds[-1]
         recorded = Counter(result.table for result, _extra in await self.store.results(tid)
@@ -104,7 +121,9 @@ class Director:
                 for index in range(len(current.tables))]
         if all(done):
             await self.store.change(tid, lambda t: t.finish_round(current.number), self.holder)
+            TOURNAMENT_ROUND_DURATION.observe(now - current.started_at)
             log.info("round_finished", tournament_id=tid, round=current.number)
+        return done.count(False)
 
     async def _next_round(self, tournament: Tournament, now: float) -> None:
         tid = tournament.tournament_id
@@ -124,4 +143,6 @@ class Director:
             return t.seat(len(t.rounds) + 1, tables, now)
 
         tournament, entry = await self.store.change(tid, seat, self.holder)
+        if entry["change"] == "seated":
+            TOURNAMENT_ROUNDS.inc()
         log.info("round_seated", tournament_id=tid, change=entry["change"], round=len(tournament.rounds))
