@@ -33,15 +33,23 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
 
 def _endpoints(args: argparse.Namespace) -> object:
+    """The services on --host, at the ports STAMMTISCH_<SERVICE>_PORT name (else the defaults)."""
+    from shared.config import Settings
     from shared.sdk.client import Endpoints
 
-    return Endpoints.on_host(args.host)
+    return Endpoints.on_host(args.host, Settings.from_env().ports)
 
 
 def _play(args: argparse.Namespace) -> int:
     import asyncio
 
     from shared.sdk.terminal import run
+
+    if args.tournament:
+        from shared.sdk import tournament_cli
+
+        return asyncio.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
+                                               args.name))
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
                            _endpoints(args), args.turn_seconds))  # type: ignore[arg-type]
@@ -56,6 +64,22 @@ def _bots(args: argparse.Namespace) -> int:
     configure_logging("info", "console")
     return asyncio.run(fill_tables(_endpoints(args), args.game, args.level,  # type: ignore[arg-type]
                                    args.think, args.once))
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from shared.sdk import tournament_cli
+
+    endpoints = _endpoints(args)
+    if args.action == "create":
+        return asyncio.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
+    if args.action == "join":
+        return asyncio.run(tournament_cli.join(endpoints, args.id, args.bots,  # type: ignore[arg-type]
+                                               args.think))
+    if args.action == "watch":
+        return asyncio.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
+    return asyncio.run(tournament_cli.standings(endpoints, args.id))  # type: ignore[arg-type]
 
 
 def _winrate(args: argparse.Namespace) -> int:
@@ -103,8 +127,37 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--bots", default="heuristic", choices=("heuristic", "random"))
     play.add_argument("--table", help="join this table instead of creating one")
     play.add_argument("--turn-seconds", type=int, default=0, help="turn clock (0: the server's default)")
+    play.add_argument("--tournament", help="register for this tournament and play your seats in it")
     play.add_argument("--host", default="127.0.0.1")
     play.set_defaults(func=_play)
+
+    tournament = sub.add_parser("tournament", help="create, join (with bots), watch a tournament")
+    actions = tournament.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="create a tournament (and bring bot entries)")
+    create.add_argument("--game", default="willi-stich", choices=games)
+    create.add_argument("--format", default="series", choices=("series", "knockout"))
+    create.add_argument("--title", default="Stammtisch")
+    create.add_argument("--name", default="organizer", help="the organizer's display name")
+    create.add_argument("--capacity", type=int, default=200)
+    create.add_argument("--rounds", type=int, default=3, help="series: rounds")
+    create.add_argument("--games", type=int, default=1, help="games per table and round")
+    create.add_argument("--table-size", type=int, default=4)
+    create.add_argument("--keep", type=int, default=1, help="knockout: players per table who go on")
+    create.add_argument("--start-round", type=int, help="Willi Stich: first round played (short games)")
+    create.add_argument("--duplicate", action="store_true", help="duplicate deals (Willi, Willi Stich)")
+    create.add_argument("--round-seconds", type=int, default=0, help="round time limit (0: none)")
+    create.add_argument("--start-in", type=float, default=60.0, help="seconds until it starts")
+    create.add_argument("--bots", type=int, default=0, help="bot clients that register and play")
+    create.add_argument("--think", type=float, default=0.3, help="seconds a bot waits before acting")
+    join = actions.add_parser("join", help="register bot clients that play through the API")
+    join.add_argument("id")
+    join.add_argument("--bots", type=int, default=1)
+    join.add_argument("--think", type=float, default=0.3)
+    for name in ("watch", "standings"):
+        actions.add_parser(name, help=f"{name} of a tournament").add_argument("id")
+    for parser_ in actions.choices.values():
+        parser_.add_argument("--host", default="127.0.0.1")
+    tournament.set_defaults(func=_tournament)
 
     bots = sub.add_parser("bots", help="fill open seats of open tables with bot clients")
     bots.add_argument("--game", choices=games)

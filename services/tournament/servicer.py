@@ -11,7 +11,7 @@ import grpc
 from services.scoring.ratings import START_RATING
 from services.scoring.storage import ScoreStore
 from services.tournament import convert
-from services.tournament.core.standings import GameResult, game_points_of
+from services.tournament.core.standings import GameResult, ResultKey, game_points_of
 from services.tournament.model import Entry, Tournament
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
@@ -27,6 +27,8 @@ DEFAULT_LIST = 50
 MAX_LIST = 200
 #: How long one wait for new history entries blocks (the stream then checks the call is alive).
 WATCH_BLOCK_MS = 1000
+#: Standings kept for watchers (each is shared by every watcher of the tournament).
+STANDINGS_CACHE = 256
 #: Changes after which a watcher gets the standings.
 _WITH_STANDINGS = ("game_finished", "round_finished", "finished", "cancelled")
 
@@ -47,6 +49,8 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         self.tables = tables
         self.scores = ScoreStore(runtime)
         self.default_turn = runtime.settings.turn_seconds
+        #: (tournament, history seq) -> standings then, newest use last.
+        self._standings_cache: dict[tuple[str, int], list[tournament_pb2.StandingLine]] = {}
 
     async def _reply(self, tournament: Tournament) -> tournament_pb2.Tournament:
         recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
@@ -165,7 +169,10 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
             raise invalid("after_seq must be >= 0")
         await self.store.get(tournament_id)  # NOT_FOUND before the stream starts
         watcher = caller().player_id
-        after = request.after_seq
+        # The history is read from its start so that each entry's standings count exactly the
+        # games recorded up to it, whatever after_seq the watcher resumes from.
+        after = 0
+        seen: set[ResultKey] = set()
         while True:
             entries = await self.store.history(tournament_id, after, block_ms=WATCH_BLOCK_MS)
             if not entries:
@@ -174,7 +181,12 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
             recorded = [result for result, _extra in await self.store.results(tournament_id)]
             for seq, entry in entries:
                 after = seq
-                yield self._news(tournament, recorded, seq, entry, watcher)
+                if entry["change"] == "game_finished":
+                    seen.add((int(entry["round"]), int(entry["table"]), int(entry["game"])))
+                if seq <= request.after_seq:
+                    continue
+                so_far = [r for r in recorded if (r.round, r.table, r.game) in seen]
+                yield self._news(tournament, so_far, seq, entry, watcher)
                 if entry["change"] in ("finished", "cancelled"):
                     return
 
@@ -199,5 +211,17 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                 points = game_points_of(recorded, tournament.settings.duplicate)[key]
                 response.result.CopyFrom(convert.result_proto(tournament, mine[0], points))
         if change in _WITH_STANDINGS:
-            response.standings.extend(convert.standings_proto(tournament, recorded))
+            response.standings.extend(self._standings_at(tournament, seq, recorded))
         return response
+
+    def _standings_at(self, tournament: Tournament, seq: int,
+                      recorded: list[GameResult]) -> list[tournament_pb2.StandingLine]:
+        """The standings after history entry ``seq``, computed once for all watchers."""
+        key = (tournament.tournament_id, seq)
+        lines = self._standings_cache.pop(key, None)
+        if lines is None:
+            lines = convert.standings_proto(tournament, recorded)
+        self._standings_cache[key] = lines
+        while len(self._standings_cache) > STANDINGS_CACHE:
+            self._standings_cache.pop(next(iter(self._standings_cache)))
+        return lines

@@ -46,9 +46,9 @@ class Endpoints:
     tournament: str = f"127.0.0.1:{DEFAULT_PORTS['tournament']}"
 
     @classmethod
-    def on_host(cls, host: str) -> Endpoints:
-        """The default ports on another host."""
-        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in SERVICES))
+    def on_host(cls, host: str, ports: Mapping[str, int] = DEFAULT_PORTS) -> Endpoints:
+        """The services on another host, at the default ports unless ``ports`` says otherwise."""
+        return cls(*(f"{host}:{ports[n]}" for n in SERVICES))
 
 
 @dataclass
