@@ -95,6 +95,10 @@ def _bench(_args: argparse.Namespace) -> int:
 
 
 def _loadtest(args: argparse.Namespace) -> int:
+    if args.tournament:
+        from services.perf.tournament_load import main as tournament_main
+
+        return tournament_main(args.players, args.seconds)
     from services.perf.loadtest import main as loadtest_main
 
     return loadtest_main(args.game, args.tables, args.seconds)
@@ -182,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--game", default="willi", choices=games)
     load.add_argument("--tables", type=int, default=25)
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
+    load.add_argument("--tournament", action="store_true",
+                      help="bot entrants play a Willi Stich series and a Willi knockout")
+    load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
     load.set_defaults(func=_loadtest)
 
     replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")

@@ -13,9 +13,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from services.tournament.core.rounds import Kind, current_standings
-from services.tournament.core.standings import GameResult
-from services.tournament.model import Tournament
+from services.tournament.audit import standings_from_logs
+from services.tournament.core.rounds import Kind
 from services.tournament.store import TournamentStore
 from shared.api.stammtisch.v1 import tournament_pb2
 from shared.config import Settings
@@ -63,24 +62,6 @@ async def run_tournament(clients: list[StammtischClient], organizer: StammtischC
     return news
 
 
-async def recomputed_from_logs(runtime: Runtime, tournament: Tournament) -> list[tuple[str, str]]:
-    """(player, points) in standings order, from the final commit of every game of every table."""
-    tables = TableStore(runtime, deadline_policy(0.0, 1.0))
-    results = []
-    for round_ in tournament.rounds:
-        for index, seats in enumerate(round_.tables):
-            log = await tables.log_after(tournament.table_id(round_.number, index), 0, limit=100_000)
-            for record in log:
-                for event in record.events:
-                    if event.get("type") == "game_over":
-                        scores = tuple(event["scores"][:len(seats)])
-                        results.append(GameResult(round_.number, index, record.meta.game_no,
-                                                  tuple(seats), scores))
-    lines = current_standings(tournament.format(), tournament.core_players(),
-                              [r.seated() for r in tournament.rounds], results)
-    return [(line.player_id, str(line.points)) for line in lines]
-
-
 def seats_per_round(news: list[tournament_pb2.WatchTournamentResponse]) -> dict[int, str]:
     return {item.your_seat.round: item.your_seat.table_id for item in news
             if item.change == "seated" and item.HasField("your_seat")}
@@ -105,7 +86,7 @@ async def test_a_series_with_re_seating_and_duplicate_deals(stack: dict[str, str
         assert mine[-1].change == "finished" and len(mine[-1].standings) == 8
     reported = await sdk.standings(organizer, created.tournament_id)
     assert [(line.player_id, line.points_exact) for line in reported.standings] == \
-        await recomputed_from_logs(runtime, tournament)
+        await standings_from_logs(runtime, tournament)
     # Duplicate deals: both tables of a round were dealt from the same seed and hold the same cards.
     tables = TableStore(runtime, deadline_policy(0.0, 1.0))
     for round_ in tournament.rounds:
@@ -140,6 +121,6 @@ async def test_a_knockout_plays_down_to_one_final_table(stack: dict[str, str], r
     reported = await sdk.standings(organizer, created.tournament_id)
     assert {line.player_id for line in reported.standings[:3]} == final
     assert [(line.player_id, line.points_exact) for line in reported.standings] == \
-        await recomputed_from_logs(runtime, tournament)
+        await standings_from_logs(runtime, tournament)
     for client in clients:
         await client.close()

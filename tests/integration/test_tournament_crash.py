@@ -23,6 +23,7 @@ import grpc
 import pytest
 
 from services.runner import running_services
+from services.tournament.audit import standings_from_logs
 from services.tournament.store import LeaseLost, TournamentStore
 from shared.api.stammtisch.v1 import tournament_pb2
 from shared.config import Settings
@@ -30,7 +31,6 @@ from shared.localinfra import free_port
 from shared.runtime import Runtime
 from shared.sdk import tournament as sdk
 from shared.sdk.client import Endpoints, StammtischClient
-from tests.integration.test_tournament import recomputed_from_logs
 
 pytestmark = pytest.mark.integration
 
@@ -145,7 +145,7 @@ async def test_sigkill_mid_round_and_mid_seating_loses_and_doubles_nothing(
         assert sorted(p for seats in round_.tables for p in seats) == sorted(c.player_id for c in clients)
     reported = await sdk.standings(clients[0], tid)
     assert [(line.player_id, line.points_exact) for line in reported.standings] == \
-        await recomputed_from_logs(runtime, tournament)
+        await standings_from_logs(runtime, tournament)
     for client in [*clients, watcher]:
         await client.close()
 
