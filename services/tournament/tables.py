@@ -65,10 +65,16 @@ class TournamentTables:
                 wanted.append(SeatState(player_id, entrant.name, ready=True))
         return wanted
 
-    async def _ensure(self, tournament: Tournament, round_: Round, index: int) -> LobbyTable:
+    async def _ensure(self, tournament: Tournament, round_: Round, index: int) -> LobbyTable | None:
+        """The round's lobby table, created if it never was; None once the lobby closed it."""
         table_id = tournament.table_id(round_.number, index)
         try:
             return await self.lobby.repo.get(table_id)
+        except ServiceError:
+            pass
+        try:
+            await self.series.store.head(table_id)
+            return None  # it had a game, so it existed: the lobby closed it (README, "Table lifetime")
         except ServiceError:
             pass
         settings = tournament.settings
@@ -81,12 +87,15 @@ class TournamentTables:
 
     async def advance(self, tournament: Tournament, round_: Round, index: int, recorded: int) -> bool:
         """Move one table on; True once it has played its games (or the round was cut and its
-        last started game is recorded). ``recorded``: its games with a recorded result."""
+        last started game is recorded, or the lobby closed it as idle). ``recorded``: its games
+        with a recorded result."""
         seats = round_.tables[index]
         games = tournament.settings.games_per_round
         if recorded >= games or not any(seats):
             return True
         table = await self._ensure(tournament, round_, index)
+        if table is None:
+            return True  # closed as idle: its unfinished game has no result
         if table.status == Status.PLAYING:
             if round_.cut:
                 self._play_out(table.table_id)
