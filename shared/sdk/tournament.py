@@ -96,13 +96,19 @@ async def play_round(client: StammtischClient, table_id: str, games: int, player
     """Play the round's ``games`` games at the table, one after the other.
 
     Between games the director starts the next one; the seat waits until its view
-    is of a running game again.
+    is of a running game again. Once bots play the seat (the round's time limit
+    passed, or the player withdrew) there is nothing left to play.
     """
     for game in range(games):
         if game:
             while (await client.view(table_id)).view.get("over"):
                 await asyncio.sleep(poll_seconds)
-        await player(client, table_id)
+        try:
+            await player(client, table_id)
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+            return
 
 
 async def play_tournament(client: StammtischClient, tournament_id: str, player: SeatPlayer,
