@@ -11,6 +11,7 @@ import grpc
 from services.base import Service
 from services.lobby.tables import Lobby
 from services.tournament.director import Director
+from services.tournament.feed import HistoryFeed
 from services.tournament.results import TournamentResults
 from services.tournament.servicer import TournamentServicer
 from services.tournament.store import TournamentStore
@@ -31,10 +32,11 @@ class TournamentService(Service):
         self.tables = TournamentTables(Lobby(runtime))
         self.results = TournamentResults(runtime, self.store)
         self.director = Director(self.store, self.tables)
+        self.feed = HistoryFeed(self.store)
 
     def register(self, server: grpc.aio.Server) -> None:
         tournament_pb2_grpc.add_TournamentServiceServicer_to_server(
-            TournamentServicer(self.runtime, self.store, self.tables), server)
+            TournamentServicer(self.runtime, self.store, self.tables, self.feed), server)
 
     async def start(self) -> None:
         """Consume results, and direct whatever tournaments this replica can lease."""
@@ -44,6 +46,7 @@ class TournamentService(Service):
     async def stop(self) -> None:
         """Stop directing (leases given up), then consuming."""
         await super().stop()
+        await self.feed.close()
         await self.director.stop()
         await self.results.stop()
 

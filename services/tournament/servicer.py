@@ -12,6 +12,7 @@ from services.scoring.ratings import START_RATING
 from services.scoring.storage import ScoreStore
 from services.tournament import convert
 from services.tournament.core.standings import GameResult, ResultKey, game_points_of
+from services.tournament.feed import HistoryFeed
 from services.tournament.model import Entry, Tournament
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
@@ -25,8 +26,6 @@ from shared.runtime import Runtime
 Change = Callable[[Tournament], Entry]
 DEFAULT_LIST = 50
 MAX_LIST = 200
-#: How long one wait for new history entries blocks (the stream then checks the call is alive).
-WATCH_BLOCK_MS = 1000
 #: Standings kept for watchers (each is shared by every watcher of the tournament).
 STANDINGS_CACHE = 256
 #: Changes after which a watcher gets the standings.
@@ -44,8 +43,10 @@ async def seeding_rating(scores: ScoreStore, game: str, player_id: str) -> float
 class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
     """Every call acts as the token's player; organizer controls check the organizer."""
 
-    def __init__(self, runtime: Runtime, store: TournamentStore, tables: TournamentTables) -> None:
+    def __init__(self, runtime: Runtime, store: TournamentStore, tables: TournamentTables,
+                 feed: HistoryFeed) -> None:
         self.store = store
+        self.feed = feed
         self.tables = tables
         self.scores = ScoreStore(runtime)
         self.default_turn = runtime.settings.turn_seconds
@@ -171,16 +172,9 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         watcher = caller().player_id
         # The history is read from its start so that each entry's standings count exactly the
         # games recorded up to it, whatever after_seq the watcher resumes from.
-        after = 0
         seen: set[ResultKey] = set()
-        while True:
-            entries = await self.store.history(tournament_id, after, block_ms=WATCH_BLOCK_MS)
-            if not entries:
-                continue
-            tournament = await self.store.get(tournament_id)
-            recorded = [result for result, _extra in await self.store.results(tournament_id)]
+        async for entries, tournament, recorded in self.feed.entries(tournament_id):
             for seq, entry in entries:
-                after = seq
                 if entry["change"] == "game_finished":
                     seen.add((int(entry["round"]), int(entry["table"]), int(entry["game"])))
                 if seq <= request.after_seq:

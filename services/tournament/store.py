@@ -162,15 +162,9 @@ class TournamentStore:
 
     # -- history -------------------------------------------------------------------------------
 
-    async def history(self, tournament_id: str, after: int, block_ms: int = 0,
-                      count: int = 200) -> list[tuple[int, Entry]]:
-        """History entries after number ``after``; waits up to ``block_ms`` for one."""
-        key = self.key(tournament_id, "history")
-        if block_ms:
-            found = await self.redis.xread({key: f"{after}-0"}, count=count, block=block_ms)
-            rows = found[0][1] if found else []
-        else:
-            rows = await self.redis.xrange(key, f"({after}-0", "+", count=count)
+    async def history(self, tournament_id: str, after: int, count: int = 200) -> list[tuple[int, Entry]]:
+        """History entries after number ``after``, at most ``count``."""
+        rows = await self.redis.xrange(self.key(tournament_id, "history"), f"({after}-0", "+", count=count)
         return [(int(raw_id.decode().partition("-")[0]), json.loads(fields[b"e"])) for raw_id, fields in rows]
 
     # -- results -------------------------------------------------------------------------------
