@@ -24,6 +24,11 @@ from shared.logs import get_logger
 
 log = get_logger("runtime")
 
+#: Redis connections one process opens at most; more callers at once wait for one.
+REDIS_CONNECTIONS = 256
+#: How long a caller waits for a free Redis connection before the call fails.
+REDIS_POOL_WAIT_SECONDS = 20.0
+
 
 def results_stream(settings: Settings) -> StreamConfig:
     """Durable round and game results; duplicates within 2 minutes are dropped by msg id."""
@@ -76,7 +81,11 @@ async def declare_streams(js: JetStreamContext, settings: Settings) -> None:
 @asynccontextmanager
 async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIterator[Runtime]:
     """Connect to Redis and NATS, declare streams; drain and close on exit."""
-    redis = aioredis.from_url(settings.redis_url, decode_responses=False)
+    # A blocking pool: a burst of calls (200 players subscribing as a tournament round starts)
+    # waits for a connection instead of failing with "Too many connections".
+    pool = aioredis.BlockingConnectionPool.from_url(settings.redis_url, max_connections=REDIS_CONNECTIONS,
+                                                    timeout=REDIS_POOL_WAIT_SECONDS)
+    redis = aioredis.Redis.from_pool(pool)  # owns the pool: aclose() closes its connections
     await redis.ping()
     nc = await nats.connect(servers=settings.nats_servers, name=name, max_reconnect_attempts=-1,
                             reconnect_time_wait=0.5)
