@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,21 +27,43 @@ _ENDPOINT = re.compile(r"\s+(\w+)\s+(?:grpc|http|redis|nats)://(\S+)")
 
 @dataclass
 class LaunchedStack:
-    """A running `stammtisch up`: its process, what it printed about itself, and its log file."""
+    """A running `stammtisch up`: its process, what it printed about itself, and its log file.
+
+    Its stderr goes to the log file and, after the banner, its stdout is copied
+    to ``stdout.log`` beside it by a thread: no pipe of the child ever fills up
+    because nobody reads it (a full pipe would block the server's event loop).
+    """
 
     process: subprocess.Popen[str]
     endpoints: dict[str, str]
     log_path: Path
+    _drain: threading.Thread | None = None
 
     def stop(self, timeout: float = 30.0) -> str:
         """SIGTERM, wait, and return what it logged (its stderr, kept in a file so it never blocks)."""
         self.process.send_signal(signal.SIGTERM)
         try:
-            self.process.communicate(timeout=timeout)
+            self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.communicate()
+            self.process.wait()
+        if self._drain is not None:
+            self._drain.join(timeout)
         return self.log_path.read_text()
+
+
+def _drain_stdout(process: subprocess.Popen[str], path: Path) -> threading.Thread:
+    """Copy the rest of the child's stdout into ``path`` until it closes."""
+    assert process.stdout is not None
+    source = process.stdout
+
+    def copy() -> None:
+        with path.open("w") as sink:
+            shutil.copyfileobj(source, sink)
+
+    thread = threading.Thread(target=copy, name=f"stdout-{process.pid}", daemon=True)
+    thread.start()
+    return thread
 
 
 def stack_env(overrides: Mapping[str, str], data_dir: Path) -> dict[str, str]:
@@ -69,7 +93,8 @@ def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 6
         if found:
             endpoints[found.group(1)] = found.group(2)
         if line.startswith("Press Ctrl-C"):
-            return LaunchedStack(process, endpoints, log_path)
+            return LaunchedStack(process, endpoints, log_path,
+                                 _drain_stdout(process, data_dir / "stdout.log"))
     process.kill()
     process.communicate()
     raise RuntimeError(f"the stack did not come up: {log_path.read_text()[-2000:]}")

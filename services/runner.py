@@ -3,6 +3,11 @@
 Shutdown order matters for clients: health turns NOT_SERVING first (load
 balancers stop routing), then servers stop with a grace period (calls in
 flight finish), then background tasks stop, then NATS drains and Redis closes.
+
+While they run, a watcher keeps each service's health in step with the
+servers it needs: NOT_SERVING while Redis or NATS is unreachable, SERVING
+again once both are back (the connections heal by themselves, see
+shared/runtime.py).
 """
 
 from __future__ import annotations
@@ -15,16 +20,26 @@ from dataclasses import dataclass
 from importlib import import_module
 
 import grpc
+import redis.asyncio as aioredis
+import redis.exceptions
 from grpc_health.v1 import health_pb2
 from grpc_health.v1._async import HealthServicer
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from services.base import Service
 from shared.config import Settings
 from shared.logs import get_logger
 from shared.rpc.server import create_server
-from shared.runtime import open_runtime
+from shared.runtime import Runtime, open_runtime
+from shared.tasks import not_cancelled
 
 SERVICE_NAMES = ("lobby", "engine", "arbiter", "scoring", "tournament")
+#: The servers each service cannot answer without (all of them keep state in Redis and use NATS).
+NEEDS: dict[str, tuple[str, ...]] = dict.fromkeys(SERVICE_NAMES, ("redis", "nats"))
+#: How often the health watcher looks, and how long a Redis probe may take.
+HEALTH_INTERVAL = 0.5
+PROBE_TIMEOUT = 1.0
 
 log = get_logger("runner")
 
@@ -57,9 +72,47 @@ async def running_services(settings: Settings, names: Sequence[str]) -> AsyncIte
                 started.append(Running(service, server, port, health))
                 await service.start()
                 log.info("service_started", service=name, port=port)
-            yield started
+            watcher = asyncio.create_task(follow_dependencies(runtime, started), name="health")
+            try:
+                yield started
+            finally:
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
         finally:
             await _shutdown(started, settings.grace_seconds)
+
+
+async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
+                              interval: float = HEALTH_INTERVAL) -> None:
+    """Set each service's health from whether the servers it needs answer, until cancelled."""
+    probe = aioredis.from_url(runtime.settings.redis_url, socket_timeout=PROBE_TIMEOUT,
+                              socket_connect_timeout=PROBE_TIMEOUT, retry=Retry(NoBackoff(), 0))
+    reachable: dict[str, bool] = dict.fromkeys(("redis", "nats"), True)
+    try:
+        while not_cancelled():
+            now = {"redis": await _answers(probe), "nats": runtime.nats.is_connected}
+            if now != reachable:
+                (log.info if all(now.values()) else log.warning)("dependencies_changed", **now)
+                reachable = now
+                for item in started:
+                    await _set_health(item, all(now[need] for need in NEEDS[item.service.name]))
+            await asyncio.sleep(interval)
+    finally:
+        await probe.aclose()
+
+
+async def _answers(probe: aioredis.Redis) -> bool:
+    try:
+        return bool(await probe.ping())
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+        return False
+
+
+async def _set_health(item: Running, serving: bool) -> None:
+    status = health_pb2.HealthCheckResponse.SERVING if serving else \
+        health_pb2.HealthCheckResponse.NOT_SERVING
+    for name in ("", item.service.full_name):
+        await item.health.set(name, status)
 
 
 async def _shutdown(started: list[Running], grace: float) -> None:

@@ -30,6 +30,7 @@ from shared.metrics import (
     EVENT_LAG,
     LIVE_TABLES,
     OPEN_STREAMS,
+    TABLES_CLOSED,
     TURN_CLOCK_EXPIRIES,
     count_from_zero,
 )
@@ -37,7 +38,7 @@ from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
-from shared.tables.clocks import ClockWorker, check_open, deadline_policy, shown_deadlines
+from shared.tables.clocks import CLOSED_IDLE, ClockWorker, check_open, deadline_policy, shown_deadlines
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
@@ -206,7 +207,7 @@ class TablePlay:
                 record, answer = await self.store.commit(table_id, change, act_key)
                 if answer is None:
                     assert record is not None
-                    await self.announcer.announce(record)  # news leaves in commit order
+                    await self.announcer.announce(record)  # in commit order; never raises
         except RuleError as err:
             ACTIONS.labels(game_name, "refused", err.code.value).inc()
             return await self.store.remember_refusal(table_id, act_key, err), None
@@ -240,12 +241,15 @@ class TablePlay:
         head = await self.store.head(table_id)
         self._check_game(head)
         OPEN_STREAMS.labels(self.service).inc()
+        # aclosing: when this stream is closed (its client gone), the feed closes at once too
+        # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
         try:
-            async for record in self.feeds.commits(table_id, after_seq):
-                update = self.update_for(record, self._seat(record, who))
-                if record.seq > head.seq:
-                    EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
-                yield update
+            async with contextlib.aclosing(self.feeds.commits(table_id, after_seq)) as commits:
+                async for record in commits:
+                    update = self.update_for(record, self._seat(record, who))
+                    if record.seq > head.seq:
+                        EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
+                    yield update
         finally:
             OPEN_STREAMS.labels(self.service).dec()
 
@@ -260,12 +264,15 @@ class PlayService(Service):
         self.play = TablePlay(runtime, self.games, self.name, runtime.settings)
 
     async def start(self) -> None:
-        """Clocks (turn deadlines, bots, round limits) and the results relay."""
+        """Clocks (turn deadlines, bots, round limits) and, once per process, the results relay
+        (the outbox is one for the deployment; a second relay in the process adds nothing)."""
         for counter in (COMMIT_RETRIES, TURN_CLOCK_EXPIRIES):
             count_from_zero(counter, [(game,) for game in self.games])
+        count_from_zero(TABLES_CLOSED, [(game, CLOSED_IDLE) for game in self.games])
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
-        self.spawn(self.play.announcer.relay_forever(), "results-relay")
+        if self.runtime.claim("results-relay"):
+            self.spawn(self.play.announcer.relay_forever(), "results-relay")
         self.spawn(self._count_live_tables(), "live-tables")
 
     async def _count_live_tables(self, interval: float = 5.0) -> None:

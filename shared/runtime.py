@@ -1,22 +1,38 @@
 """Connections every service shares in one process: Redis, NATS and JetStream.
 
 Opening the runtime declares the JetStream streams, so a fresh NATS server is
-usable at once; closing it drains NATS (in-flight messages are delivered)
-and closes Redis.
+usable at once; closing it drains NATS (in-flight messages are delivered;
+while NATS is away it just closes) and closes Redis.
+
+Both connections outlive their servers. NATS reconnects forever with backoff
+and replays its subscriptions (nats-py does that on reconnect); a protocol
+error from the server (such as "maximum control line exceeded") reconnects
+too instead of closing the connection for good. Redis commands are retried a
+bounded number of times with exponential backoff, which is safe here: every
+write is idempotent when re-sent (a table commit is a compare-and-set that
+answers a repeated action id, or game start, with its first answer; see
+shared/tables/store.py and tests/integration/test_retry.py).
+While a server is away for longer, calls fail with an error of
+:data:`UNREACHABLE`, which clients get as UNAVAILABLE.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import nats
+import nats.errors
+import nats.js.errors
 import redis.asyncio as aioredis
+import redis.exceptions
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from nats.js.api import StreamConfig
+from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import BadRequestError
+from nats.protocol.parser import AUTHORIZATION_VIOLATION, PERMISSIONS_ERR
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from shared.config import Settings
 from shared.ids import check_name_part
@@ -24,26 +40,96 @@ from shared.logs import get_logger
 
 log = get_logger("runtime")
 
-#: Redis connections one process opens at most; more callers at once wait for one.
+#: Errors that mean a server is not reachable right now (not that the request was bad).
+UNREACHABLE: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+    nats.errors.ConnectionClosedError, nats.errors.TimeoutError, nats.errors.NoServersError,
+    nats.errors.OutboundBufferLimitError, nats.errors.StaleConnectionError,
+    nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError,
+    nats.js.errors.NoStreamResponseError)
+
+#: Redis: attempts after the first, and the backoff between them (about 1.5 s in all).
+REDIS_RETRIES = 5
+REDIS_BACKOFF = ExponentialBackoff(cap=0.8, base=0.05)
+#: NATS: seconds between reconnect attempts (nats-py adds jitter), forever.
+NATS_RECONNECT_WAIT = 0.5
+#: Redis connections one process opens at most; more callers at once wait for one (a
+#: tournament round starts 200 subscriptions at once: a bounded pool that fails would refuse them).
 REDIS_CONNECTIONS = 256
 #: How long a caller waits for a free Redis connection before the call fails.
 REDIS_POOL_WAIT_SECONDS = 20.0
 
 
 def results_stream(settings: Settings) -> StreamConfig:
-    """Durable round and game results; duplicates within 2 minutes are dropped by msg id."""
+    """Durable round and game results (``<prefix>.results.<game>.round|game``);
+    duplicates within 2 minutes are dropped by msg id."""
     prefix = settings.key_prefix
     return StreamConfig(name=f"{prefix.upper()}_RESULTS", subjects=[f"{prefix}.results.>"],
                         duplicate_window=120.0, max_age=30 * 86_400.0,
-                        num_replicas=settings.stream_replicas)
+                        storage=StorageType.FILE, num_replicas=settings.stream_replicas)
 
 
 def table_events_stream(settings: Settings) -> StreamConfig:
-    """Lobby/table lifecycle events (table.started, game.finished) for other services."""
+    """Lobby lifecycle events of tables (``<prefix>.tables.<table_id>.started|finished|closed``)
+    for other services."""
     prefix = settings.key_prefix
     return StreamConfig(name=f"{prefix.upper()}_TABLES", subjects=[f"{prefix}.tables.>"],
                         duplicate_window=120.0, max_age=7 * 86_400.0,
-                        num_replicas=settings.stream_replicas)
+                        storage=StorageType.FILE, num_replicas=settings.stream_replicas)
+
+
+class ResilientNats(NATS):
+    """A NATS client that answers a protocol error from the server by reconnecting.
+
+    nats-py closes the connection for good on any ``-ERR`` other than a stale
+    connection; one odd publish (a subject over the server's control line
+    limit) would then leave the process without NATS until restarted. Here
+    such an error takes the reconnect path a dropped socket takes, which
+    also replays the subscriptions. Authorization errors still close.
+    """
+
+    async def _process_err(self, err_msg: str) -> None:
+        if AUTHORIZATION_VIOLATION in err_msg or PERMISSIONS_ERR in err_msg:
+            await super()._process_err(err_msg)
+            return
+        error = nats.errors.Error(f"nats: {err_msg.strip(chr(39))}")
+        log.warning("nats_protocol_error", error=str(error), action="reconnecting")
+        self._err = error
+        await self._process_op_err(error)
+
+
+async def connect_nats(servers: list[str], name: str) -> NATS:
+    """A NATS connection (to one server or a cluster) that reconnects forever and logs what
+    happens to it."""
+
+    async def on_error(error: Exception) -> None:
+        log.warning("nats_error", error=repr(error))
+
+    async def on_disconnected() -> None:
+        log.warning("nats_disconnected", servers=servers)
+
+    async def on_reconnected() -> None:
+        log.info("nats_reconnected", url=str(client.connected_url.geturl()) if client.connected_url else "")
+
+    async def on_closed() -> None:
+        log.info("nats_closed", servers=servers)
+
+    client = ResilientNats()
+    await client.connect(servers, name=name, max_reconnect_attempts=-1,
+                         reconnect_time_wait=NATS_RECONNECT_WAIT,  # type: ignore[arg-type]
+                         error_cb=on_error, disconnected_cb=on_disconnected,
+                         reconnected_cb=on_reconnected, closed_cb=on_closed)
+    return client
+
+
+def connect_redis(url: str) -> aioredis.Redis:
+    """A Redis client whose commands ride out a short outage (bounded retries, then an error)."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=REDIS_CONNECTIONS, timeout=REDIS_POOL_WAIT_SECONDS, decode_responses=False,
+        retry=Retry(REDIS_BACKOFF, REDIS_RETRIES),
+        retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
+        health_check_interval=15, socket_timeout=5.0, socket_connect_timeout=2.0)
+    return aioredis.Redis.from_pool(pool)  # owns the pool: aclose() closes its connections
 
 
 @dataclass
@@ -54,6 +140,7 @@ class Runtime:
     redis: aioredis.Redis
     nats: NATS
     js: JetStreamContext
+    _claimed: set[str] = field(default_factory=set)
 
     def key(self, *parts: str) -> str:
         """A Redis key in this deployment's namespace (each part checked: IdError)."""
@@ -68,6 +155,14 @@ class Runtime:
         return ".".join((self.settings.key_prefix,
                          *(part if part in ("*", ">") else check_name_part(part) for part in parts)))
 
+    def claim(self, work: str) -> bool:
+        """True for the first caller only: work one process does once, however many
+        services it runs (such as relaying the results outbox)."""
+        if work in self._claimed:
+            return False
+        self._claimed.add(work)
+        return True
+
 
 async def declare_streams(js: JetStreamContext, settings: Settings) -> None:
     """Create or update the JetStream streams the services rely on."""
@@ -81,21 +176,18 @@ async def declare_streams(js: JetStreamContext, settings: Settings) -> None:
 @asynccontextmanager
 async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIterator[Runtime]:
     """Connect to Redis and NATS, declare streams; drain and close on exit."""
-    # A blocking pool: a burst of calls (200 players subscribing as a tournament round starts)
-    # waits for a connection instead of failing with "Too many connections".
-    pool = aioredis.BlockingConnectionPool.from_url(settings.redis_url, max_connections=REDIS_CONNECTIONS,
-                                                    timeout=REDIS_POOL_WAIT_SECONDS)
-    redis = aioredis.Redis.from_pool(pool)  # owns the pool: aclose() closes its connections
+    redis = connect_redis(settings.redis_url)
     await redis.ping()
-    nc = await nats.connect(servers=settings.nats_servers, name=name, max_reconnect_attempts=-1,
-                            reconnect_time_wait=0.5)
+    nc = await connect_nats(settings.nats_servers, name)
     js = nc.jetstream()
     try:
         await declare_streams(js, settings)
         log.info("runtime_connected", redis=settings.redis_url, nats=settings.nats_url)
         yield Runtime(settings, redis, nc, js)
     finally:
-        if not nc.is_closed:
+        if nc.is_reconnecting or nc.is_connecting:
+            await nc.close()  # no server to drain to; waiting for one would hang the shutdown
+        elif not nc.is_closed:
             await nc.drain()
         await redis.aclose()
         log.info("runtime_closed")

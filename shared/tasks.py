@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from shared.runtime import UNREACHABLE
+
 
 def not_cancelled() -> bool:
     """False once the current task was asked to stop.
@@ -26,6 +28,9 @@ async def poll_forever(step: Callable[[], Awaitable[object]], interval: float, l
     while not_cancelled():
         try:
             busy = await step()
+        except UNREACHABLE as exc:  # a server away: one line, no traceback, every interval
+            log.warning(failure, error=repr(exc), reason="unreachable")
+            busy = False
         except Exception:
             log.exception(failure)
             busy = False

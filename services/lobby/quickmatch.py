@@ -148,7 +148,8 @@ class QuickMatch:
                     yield Update(remaining)
                     reported = remaining
                 try:
-                    kind, news = await asyncio.wait_for(inbox.get(), TICK_SECONDS)
+                    async with asyncio.timeout(TICK_SECONDS):  # wait_for may swallow a cancellation
+                        kind, news = await inbox.get()
                 except TimeoutError:
                     remaining, matched, lost_since = await self._tick(queue, who.player_id, lost_since)
                     continue

@@ -39,6 +39,30 @@ async def redis_round_trip(url: str, count: int) -> Samples:
     return samples
 
 
+#: The writes of a table commit (new head, log entry) without its checks.
+_COMMIT_SHAPED = """
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'rec', ARGV[2])
+redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'rec', ARGV[2])
+return 1
+"""
+
+
+async def redis_commit_write(url: str, count: int, label: str) -> Samples:
+    """Sequential commit-shaped writes (a 1 KB record into a hash and a stream), one script each."""
+    samples = Samples(f"Redis commit-shaped write, {label}")
+    client = aioredis.from_url(url)
+    try:
+        script = client.register_script(_COMMIT_SHAPED)
+        record = b"x" * 1024
+        for seq in range(1, count + 1):
+            started = time.perf_counter()
+            await script(keys=["bench:{t}:head", "bench:{t}:log"], args=[seq, record])
+            samples.add(time.perf_counter() - started)
+    finally:
+        await client.aclose()
+    return samples
+
+
 async def nats_publish(url: str, count: int) -> Samples:
     """A publish confirmed by a flush (the server has it)."""
     samples = Samples("NATS publish + flush")

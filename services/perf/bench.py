@@ -20,7 +20,7 @@ from services.launch import LaunchedStack, launched_stack
 from services.perf import bare, engines
 from services.perf.arbiter import SEATS, TablesRun, play_tables, seated_tables
 from services.perf.stats import Samples
-from shared.localinfra import local_servers
+from shared.localinfra import free_port, server_pair, start_redis
 from shared.sdk.client import Endpoints
 
 
@@ -44,9 +44,11 @@ class Step:
 #: Bounded in calls and time: the 100-table step takes well under two minutes on 2 cores.
 STEPS = (Step(1, 200, 30.0, acting=1), Step(1, 200, 30.0), Step(10, 60, 45.0), Step(100, 15, 90.0))
 BARE_CALLS = 2000
+#: Writes per Redis persistence setting (fsync on every write is the slow one).
+FSYNC_CALLS = 1000
 ENGINE_SECONDS = 2.0
-#: The stack for the arbiter steps: rate limits out of the way, quiet logs (a full stderr pipe
-#: would stall the child), server bots never involved.
+#: The stack for the arbiter steps: rate limits out of the way, quiet logs (less work in the
+#: measured process), server bots never involved.
 STACK_ENV = {"STAMMTISCH_ACTIONS_PER_SECOND": "1000000", "STAMMTISCH_LOG_LEVEL": "error",
              "STAMMTISCH_LOG_FORMAT": "json"}
 
@@ -119,11 +121,29 @@ def summary(bare_samples: Sequence[Samples], runs: Sequence[tuple[Step, TablesRu
         say(f"  arbiter, {step.name:<37}{run.rate:>10,.0f}   {ms(run.answer):<24}{ms(run.others)}")
 
 
+async def fsync_costs(data_dir: Path) -> list[Samples]:
+    """The cost of each Redis persistence setting (STAMMTISCH_REDIS_FSYNC) on this disk."""
+    say(f"Redis persistence (STAMMTISCH_REDIS_FSYNC; {FSYNC_CALLS} sequential writes each, "
+        f"own redis-server per setting in {data_dir})")
+    measured = []
+    for fsync in ("off", "everysec", "always"):
+        server = start_redis(free_port(), data_dir / f"redis-{fsync}", fsync)
+        try:
+            label = "no AOF" if fsync == "off" else f"AOF {fsync}"
+            measured.append(await bare.redis_commit_write(server.url, FSYNC_CALLS, label))
+        finally:
+            server.stop()
+        say(measured[-1].line())
+    return measured
+
+
 async def service_figures(redis_url: str, nats_url: str, data_dir: Path) -> None:
     """Start the stack as a child process and measure through it."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
     with launched_stack(env, data_dir / "stack") as stack:
         bare_samples = await bare_costs(stack.endpoints, redis_url, nats_url)
+        say()
+        bare_samples += await fsync_costs(data_dir / "fsync")
         say()
         say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
             "(clients in this process, all four services in the child)")
@@ -140,9 +160,10 @@ def main() -> int:
     for line in engines.report(ENGINE_SECONDS):
         say(line)
     say()
+    # The stack's Redis persists as `stammtisch up`'s does (AOF, fsync every second).
     with tempfile.TemporaryDirectory(prefix="stammtisch-bench-") as raw, \
-            local_servers(Path(raw) / "servers") as (redis_url, nats_url):
-        asyncio.run(service_figures(redis_url, nats_url, Path(raw)))
+            server_pair(Path(raw) / "servers", "everysec") as (redis, nats):
+        asyncio.run(service_figures(redis.url, nats.url, Path(raw)))
     say()
     say(f"bench finished in {time.perf_counter() - started:.0f} s")
     return 0

@@ -33,6 +33,7 @@ from shared.logs import get_logger
 from shared.metrics import BAD_REQUESTS, RPC_LATENCY
 from shared.rpc.auth import TokenSigner, bearer_token, set_identity
 from shared.rpc.errors import ServiceError, invalid, rule_error_trailers
+from shared.runtime import UNREACHABLE
 
 log = get_logger("rpc")
 
@@ -178,6 +179,8 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
 
     async def _fail(self, context: grpc.aio.ServicerContext, exc: Exception) -> None:
         """Turn an exception into the call's status (context.abort raises)."""
+        if context.done():  # the client is gone: a status sent now fails inside grpc (a traceback)
+            raise asyncio.CancelledError
         if isinstance(exc, RuleError):
             code, message, trailers = rule_error_trailers(exc)
             await context.abort(code, message, trailing_metadata=trailers)
@@ -185,6 +188,9 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
             await context.abort(exc.code, exc.message)
         if isinstance(exc, IdError):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if isinstance(exc, UNREACHABLE):
+            log.warning("dependency_unreachable", error=repr(exc))
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "a backing server is unreachable; retry")
         if isinstance(exc, NotImplementedError):
             method = structlog.contextvars.get_contextvars().get("method", "this method")
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method} is not available yet")
@@ -214,7 +220,7 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         except grpc.aio.AbortError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status
-            status = grpc.StatusCode.UNKNOWN
+            status = grpc.StatusCode.CANCELLED if context.done() else grpc.StatusCode.UNKNOWN
             await self._fail(context, exc)
         finally:
             self._finish(method, context, started, status)
@@ -232,8 +238,9 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
             async with self._call(method, metadata, public, context):
                 result = behavior(self._request(method, request), context)
                 if inspect.isasyncgen(result):
-                    async for item in result:
-                        yield item
+                    async with contextlib.aclosing(result):  # a closed call closes the handler now
+                        async for item in result:
+                            yield item
                 else:
                     await result
         return wrapper

@@ -18,13 +18,20 @@ from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
 Register = Callable[[grpc.aio.Server], None]
 
 
+def _keepalive_timeout_ms(settings: Settings) -> int:
+    return int(min(10.0, settings.keepalive_seconds) * 1000)
+
+
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Message size limits and keepalive suited to mobile clients on flaky networks."""
     return [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", 4 * 1024 * 1024),
-        ("grpc.keepalive_time_ms", 30_000),
-        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.keepalive_time_ms", int(settings.keepalive_seconds * 1000)),
+        # grpc-core waits grpc.http2.ping_timeout_ms (60 s by default) for a ping's answer,
+        # whatever keepalive_timeout_ms says; both bound how long a silent client keeps its streams.
+        ("grpc.keepalive_timeout_ms", _keepalive_timeout_ms(settings)),
+        ("grpc.http2.ping_timeout_ms", _keepalive_timeout_ms(settings)),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
     ]

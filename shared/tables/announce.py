@@ -4,28 +4,30 @@ Live news is best effort (subscribers heal gaps from the Redis log). Results
 must not be lost: the commit script put "table|seq" into the outbox; it leaves
 the outbox only once JetStream acknowledged the publish, and a relay retries
 whatever stayed. ``Nats-Msg-Id`` makes a retried publish a no-op.
+
+So an announcement that fails (NATS away) is logged and forgotten: the commit
+stands, and whoever made it answers from it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
-
-from nats.errors import Error as NatsError
 
 from shared.logs import get_logger
 from shared.metrics import RESULTS_PUBLISHED
 from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
 from shared.tables.store import RESULT_EVENTS, TableStore
-from shared.tasks import not_cancelled
+from shared.tasks import poll_forever
 
 log = get_logger("announce")
 
 #: Outbox entries older than this are retried by the relay.
 RELAY_AFTER_SECONDS = 3.0
+#: How long a commit's own results publish waits for JetStream (the relay covers a slow one).
+PUBLISH_TIMEOUT = 1.0
 
 
 def live_subject(runtime: Runtime, table_id: str) -> str:
@@ -49,34 +51,35 @@ def result_messages(record: CommitRecord) -> list[tuple[str, str, dict[str, Any]
 
 
 class Announcer:
-    """Publishes commits; one per process, shared by the services in it."""
+    """Publishes the commits of one service; the relay runs once per process (Runtime.claim)."""
 
     def __init__(self, runtime: Runtime, store: TableStore) -> None:
         self.runtime = runtime
         self.store = store
 
     async def announce(self, record: CommitRecord) -> None:
-        """Live news for subscribers everywhere, then the results (if any).
+        """Live news for subscribers everywhere, then the results (if any); never raises.
 
         The commit is already in Redis with its results in the outbox, so a
-        JetStream that cannot take them now (a stream leader election in a
-        cluster, a server gone) does not fail the action: the relay publishes
-        them once JetStream answers again.
+        NATS or JetStream that cannot take them now (a server gone, a stream
+        leader election in a cluster) does not fail the action: live
+        subscribers read the gap from the log, and the relay publishes the
+        results once JetStream answers again.
         """
-        await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
-                                        record.encode())
-        if any(e.get("type") in RESULT_EVENTS for e in record.events):
-            try:
-                await self.publish_results(record)
-            except NatsError as err:
-                log.warning("results_left_to_relay", table_id=record.meta.table_id, seq=record.seq,
-                            error=type(err).__name__)
+        try:
+            await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
+                                            record.encode())
+            if any(e.get("type") in RESULT_EVENTS for e in record.events):
+                await self.publish_results(record, PUBLISH_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - the commit stands; the log and the outbox heal
+            log.warning("announce_failed", table_id=record.meta.table_id, seq=record.seq,
+                        error=repr(exc), healing="subscribers read the log; the relay re-publishes")
 
-    async def publish_results(self, record: CommitRecord) -> None:
+    async def publish_results(self, record: CommitRecord, timeout: float | None = None) -> None:
         """Publish every result of the commit and clear its outbox entry once acknowledged."""
         for kind, msg_id, payload in result_messages(record):
             subject = self.runtime.subject("results", record.meta.game, kind)
-            await self.runtime.js.publish(subject, json.dumps(payload).encode(),
+            await self.runtime.js.publish(subject, json.dumps(payload).encode(), timeout=timeout,
                                           headers={"Nats-Msg-Id": msg_id})
             RESULTS_PUBLISHED.labels(kind).inc()
         await self.runtime.redis.zrem(self.store.outbox_key(),
@@ -84,12 +87,7 @@ class Announcer:
 
     async def relay_forever(self, interval: float = 1.0) -> None:
         """Re-publish results whose publisher died before JetStream acknowledged them."""
-        while not_cancelled():
-            await asyncio.sleep(interval)
-            try:
-                await self.relay_once()
-            except Exception:
-                log.exception("relay_failed")
+        await poll_forever(self.relay_once, interval, log, "relay_failed")
 
     async def relay_once(self) -> int:
         """One pass over stale outbox entries; returns how many were re-published."""

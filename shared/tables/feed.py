@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -61,7 +61,7 @@ class TableFeeds:
                     queue.put_nowait(record)  # a full queue heals from the log
         return callback
 
-    async def commits(self, table_id: str, after_seq: int) -> AsyncIterator[CommitRecord]:
+    async def commits(self, table_id: str, after_seq: int) -> AsyncGenerator[CommitRecord, None]:
         """Every commit with seq > after_seq, in order, forever: the log first, then live."""
         async with self._watch(table_id) as queue:
             last = after_seq
@@ -72,7 +72,11 @@ class TableFeeds:
                         yield record
                         last = record.seq
                 try:
-                    record = await asyncio.wait_for(queue.get(), IDLE_CHECK_SECONDS)
+                    # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result
+                    # instead of raising when a cancellation arrives together with it, and the
+                    # stream of a vanished client would run on (sending into a dead call) forever.
+                    async with asyncio.timeout(IDLE_CHECK_SECONDS):
+                        record = await queue.get()
                 except TimeoutError:
                     read_log = True
                     continue

@@ -160,8 +160,11 @@ class TableStore:
         def start(_head: CommitRecord | None) -> Change:
             return Change(game, events, meta)
 
-        record, _ = await self.commit(meta.table_id, start, allow_new=True)
-        assert record is not None  # no action id, so never a stored answer
+        # Keyed like an action (player action keys always hold a ':', this one never does), so a
+        # commit re-sent after its reply was lost answers with the first start instead of a second.
+        record, _ = await self.commit(meta.table_id, start, f"start/{meta.game_no}/{meta.seed}",
+                                      allow_new=True)
+        assert record is not None  # a start is never refused, so its answer is always a seq
         return record
 
     async def commit(

@@ -66,8 +66,12 @@ def test_redis_and_nats(compose: dict[str, Any]) -> None:
     redis = compose["services"]["redis"]
     assert redis["image"].startswith("redis:7")
     command = redis["command"]
-    assert command[command.index("--save") + 1] == "", "dev Redis keeps no snapshots"
-    assert command[command.index("--appendonly") + 1] == "no"
+    assert command[command.index("--save") + 1] == "", "the AOF is enough, no snapshots"
+    assert command[command.index("--appendonly") + 1] == "yes"
+    assert command[command.index("--appendfsync") + 1] == "${STAMMTISCH_REDIS_FSYNC:-everysec}"
+    data = command[command.index("--dir") + 1]
+    volumes = {spec.split(":")[1]: spec.split(":")[0] for spec in redis["volumes"]}
+    assert volumes[data] in compose["volumes"], "the AOF lives in a named volume"
 
     nats = compose["services"]["nats"]
     major, minor = (int(part) for part in re.findall(r"nats:(\d+)\.(\d+)", nats["image"])[0])

@@ -141,7 +141,7 @@ async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_res
     stop.set()
     await asyncio.wait_for(asyncio.gather(*lanes), 180)
 
-    store = TableStore(runtime, deadline_policy(0))
+    store = TableStore(runtime, deadline_policy(0, runtime.settings.idle_close_seconds))
     expected: set[str] = set()
     for game in played:
         log = await store.log_after(game.table_id, 0, limit=100_000)
