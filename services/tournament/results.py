@@ -8,19 +8,17 @@ result finds its (round, table, game) recorded and changes nothing.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from services.tournament.core.standings import GameResult
 from services.tournament.store import TournamentStore
 from shared.logs import get_logger
+from shared.result_group import GameResultGroup
 from shared.rpc.errors import ServiceError
-from shared.runtime import Runtime, results_stream
+from shared.runtime import Runtime
 
 log = get_logger("tournament.results")
 
@@ -38,28 +36,12 @@ def parse_table_id(table_id: str) -> tuple[str, int, int] | None:
     return match.group(1), int(match.group(2)), int(match.group(3)) - 1
 
 
-class TournamentResults:
+class TournamentResults(GameResultGroup):
     """Records the games of tournament tables from ``<prefix>.results.*.game``."""
 
     def __init__(self, runtime: Runtime, store: TournamentStore) -> None:
-        self.runtime = runtime
+        super().__init__(runtime, DURABLE, ACK_WAIT_SECONDS, self._on_message)
         self.store = store
-        self._subscription: JetStreamContext.PushSubscription | None = None
-
-    async def start(self) -> None:
-        """Join the shared durable consumer (created on first use)."""
-        self._subscription = await self.runtime.js.subscribe(
-            self.runtime.subject_pattern("results", "*", "game"), queue=DURABLE, durable=DURABLE,
-            stream=results_stream(self.runtime.settings).name, cb=self._on_message, manual_ack=True,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=ACK_WAIT_SECONDS,
-                                  deliver_policy=DeliverPolicy.ALL))
-
-    async def stop(self) -> None:
-        """Stop receiving; unacknowledged results go to another replica after the ack wait."""
-        if self._subscription is not None:
-            with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
-            self._subscription = None
 
     async def _on_message(self, msg: Msg) -> None:
         try:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -98,20 +99,25 @@ def director(settings: Settings, tmp_path: Path) -> Iterator[DirectorProcess]:
     child.stop()
 
 
+async def registered(games: dict[str, str], tournament: str, count: int,
+                     **settings: Any) -> tuple[Endpoints, list[StammtischClient], str]:
+    """Endpoints, ``count`` logged-in clients registered for a new Willi Stich series, its id."""
+    endpoints = Endpoints(games["lobby"], games["engine"], games["arbiter"], games["scoring"], tournament)
+    clients = [StammtischClient(endpoints) for _ in range(count)]
+    for index, client in enumerate(clients):
+        await client.login(f"p{index}")
+    created = await sdk.create_tournament(clients[0], "Crash", "willi-stich", "series", capacity=count,
+                                          **settings)
+    for client in clients:
+        await sdk.register(client, created.tournament_id)
+    return endpoints, clients, created.tournament_id
+
+
 async def test_sigkill_mid_round_and_mid_seating_loses_and_doubles_nothing(
         games: dict[str, str], director: DirectorProcess, runtime: Runtime) -> None:
     await director.start()
-    endpoints = Endpoints(games["lobby"], games["engine"], games["arbiter"], games["scoring"],
-                          f"127.0.0.1:{director.port}")
-    clients = [StammtischClient(endpoints) for _ in range(8)]
-    for index, client in enumerate(clients):
-        await client.login(f"p{index}")
-    created = await sdk.create_tournament(
-        clients[0], "Crash", "willi-stich", "series", capacity=8, rounds=3, games_per_round=2,
-        table_size=4, options={"start_round": 18})
-    tid = created.tournament_id
-    for client in clients:
-        await sdk.register(client, tid)
+    endpoints, clients, tid = await registered(games, f"127.0.0.1:{director.port}", 8, rounds=3,
+                                               games_per_round=2, table_size=4, options={"start_round": 18})
     kills: list[str] = []
 
     async def killer(news: tournament_pb2.WatchTournamentResponse) -> None:
@@ -153,33 +159,26 @@ async def test_sigkill_mid_round_and_mid_seating_loses_and_doubles_nothing(
 async def test_racing_directors_never_double_seat(games: dict[str, str], settings: Settings,
                                                    runtime: Runtime) -> None:
     async with running_services(settings, ["tournament", "tournament", "tournament"]) as replicas:
-        endpoints = Endpoints(games["lobby"], games["engine"], games["arbiter"], games["scoring"],
-                              f"127.0.0.1:{replicas[0].port}")
-        clients = [StammtischClient(endpoints) for _ in range(6)]
-        for index, client in enumerate(clients):
-            await client.login(f"r{index}")
-        created = await sdk.create_tournament(
-            clients[0], "Race", "willi-stich", "series", capacity=6, rounds=2, games_per_round=1,
-            table_size=3, options={"start_round": 19})
-        for client in clients:
-            await sdk.register(client, created.tournament_id)
-        players = [asyncio.create_task(sdk.play_tournament(c, created.tournament_id,
+        _endpoints, clients, tid = await registered(
+            games, f"127.0.0.1:{replicas[0].port}", 6, rounds=2, games_per_round=1, table_size=3,
+            options={"start_round": 19})
+        players = [asyncio.create_task(sdk.play_tournament(c, tid,
                                                            sdk.bot_player("willi-stich", i)))
                    for i, c in enumerate(clients)]
-        await sdk.start(clients[0], created.tournament_id)
+        await sdk.start(clients[0], tid)
         await asyncio.wait_for(asyncio.gather(*players), timeout=200)
     store = TournamentStore(runtime)
-    history = [entry["change"] for _seq, entry in await store.history(created.tournament_id, 0, count=1000)]
+    history = [entry["change"] for _seq, entry in await store.history(tid, 0, count=1000)]
     assert history.count("seated") == 2 and history.count("game_finished") == 4
-    tournament = await store.get(created.tournament_id)
+    tournament = await store.get(tid)
     for round_ in tournament.rounds:
         for index in range(len(round_.tables)):
             table = await runtime.redis.hget(
                 runtime.key("table", "{" + tournament.table_id(round_.number, index) + "}", "lobby"), "doc")
             assert b'"games_played":1' in table  # exactly one game started per table and round
     # A director without the lease cannot write, whatever it computed.
-    await store.hold(created.tournament_id, "holder-a", 5.0)
+    await store.hold(tid, "holder-a", 5.0)
     with pytest.raises(LeaseLost):
-        await store.change(created.tournament_id, lambda t: {"change": "noop"}, holder="holder-b")
+        await store.change(tid, lambda t: {"change": "noop"}, holder="holder-b")
     for client in clients:
         await client.close()
