@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from shared.games.catalog import CATALOGUE
+
 SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 
 
@@ -123,11 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--address", help="host:port (default: 127.0.0.1 and its port)")
     health.set_defaults(func=_healthcheck)
 
-    games = ("willi", "willi-stich", "wie-waldi", "willi-wacker")
+    games = tuple(CATALOGUE)
+    seat_defaults = ", ".join(f"{name} {game.default_seats}" for name, game in CATALOGUE.items())
     play = sub.add_parser("play", help="play a game in the terminal (bots fill the other seats)")
     play.add_argument("game", choices=games)
     play.add_argument("--name", default="you")
-    play.add_argument("--seats", type=int, help="table size (default: 4, Wie Waldi 3)")
+    play.add_argument("--seats", type=int, help=f"table size (default: {seat_defaults})")
     play.add_argument("--bots", default="heuristic", choices=("heuristic", "random"))
     play.add_argument("--table", help="join this table instead of creating one")
     play.add_argument("--turn-seconds", type=int, default=0, help="turn clock (0: the server's default)")

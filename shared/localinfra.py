@@ -135,11 +135,15 @@ def start_redis(port: int, data_dir: Path, fsync: str = "off") -> LocalServer:
     return LocalServer.launch("redis-server", f"redis://127.0.0.1:{port}/0", command, log)
 
 
-def start_nats(port: int, data_dir: Path) -> LocalServer:
-    """nats-server with JetStream on 127.0.0.1:port, storing under data_dir."""
+def start_nats(port: int, data_dir: Path, monitor_port: int | None = None) -> LocalServer:
+    """nats-server with JetStream on 127.0.0.1:port, storing under data_dir.
+
+    ``monitor_port`` also serves the HTTP monitoring pages (/connz: who is connected).
+    """
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir / "nats.log"
-    command = [binary("nats-server"), "-a", "127.0.0.1", "-p", str(port), "-js",
+    monitor = ["-m", str(monitor_port)] if monitor_port else []
+    command = [binary("nats-server"), "-a", "127.0.0.1", "-p", str(port), "-js", *monitor,
                "-sd", str(data_dir / "jetstream"), "-l", str(log)]
     return LocalServer.launch("nats-server", f"nats://127.0.0.1:{port}", command, log)
 

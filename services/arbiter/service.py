@@ -16,13 +16,12 @@ import grpc
 from services.base import Service
 from services.tableplay import Guard, PlayService, TablePlay
 from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc
+from shared.games.catalog import played_by
 from shared.games.errors import ErrorCode, RuleError
 from shared.rpc.auth import caller
 from shared.rpc.errors import invalid
 from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
-
-GAMES = frozenset({"wie-waldi"})
 
 
 def same_round(round_no: int) -> Guard:
@@ -68,7 +67,7 @@ class ArbiterService(PlayService):
 
     name = "arbiter"
     full_name = "stammtisch.v1.ArbiterService"
-    games = GAMES
+    games = played_by("arbiter")
 
     def register(self, server: grpc.aio.Server) -> None:
         arbiter_pb2_grpc.add_ArbiterServiceServicer_to_server(ArbiterServicer(self.play), server)

@@ -9,10 +9,9 @@ import grpc
 from services.base import Service
 from services.tableplay import PlayService, TablePlay
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
+from shared.games.catalog import played_by
 from shared.rpc.auth import caller
 from shared.runtime import Runtime
-
-GAMES = frozenset({"willi", "willi-stich", "willi-wacker"})
 
 
 class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
@@ -41,7 +40,7 @@ class EngineService(PlayService):
 
     name = "engine"
     full_name = "stammtisch.v1.EngineService"
-    games = GAMES
+    games = played_by("engine")
 
     def register(self, server: grpc.aio.Server) -> None:
         engine_pb2_grpc.add_EngineServiceServicer_to_server(EngineServicer(self.play), server)

@@ -1,7 +1,8 @@
-"""The games a table can host and how its options are checked: the engines decide.
+"""The games a table can host and how its options are checked, from the game catalogue.
 
-Options are validated by creating the engine once with them, so the lobby never
-keeps its own copy of each game's option rules.
+Seat ranges, leave and chat, and carried-over options come from
+:mod:`shared.games.catalog`; options are validated by creating the engine once
+with them, so the lobby never keeps its own copy of any game's rules.
 """
 
 from __future__ import annotations
@@ -10,20 +11,17 @@ from typing import Any
 
 from shared.api.stammtisch.v1 import common_pb2
 from shared.games.base import Game
+from shared.games.catalog import CATALOGUE, entry
 from shared.games.errors import SetupError
 from shared.games.registry import bot_levels, engine_class
 from shared.rpc.errors import invalid
+from shared.rpc.games import enum_names, name_of
 
-GAME_NAMES: dict[common_pb2.Game.ValueType, str] = {
-    common_pb2.GAME_WILLI: "willi",
-    common_pb2.GAME_WILLI_STICH: "willi-stich",
-    common_pb2.GAME_WIE_WALDI: "wie-waldi",
-    common_pb2.GAME_WILLI_WACKER: "willi-wacker",
-}
-GAME_ENUMS: dict[str, common_pb2.Game.ValueType] = {name: number for number, name in GAME_NAMES.items()}
-
-#: TableOptions fields that are engine options (turn_seconds belongs to the table).
-ENGINE_OPTIONS = ("first_dealer", "start_round", "round_seconds", "target")
+#: TableOptions fields that are options of some game in the catalogue (turn_seconds
+#: belongs to the table; options without a field can only keep their default).
+ENGINE_OPTIONS = tuple(field.name for field in common_pb2.TableOptions.DESCRIPTOR.fields
+                       if any(option.name == field.name for game in CATALOGUE.values()
+                              for option in game.options))
 MAX_TURN_SECONDS = 3600
 DEFAULT_BOT = "heuristic"
 
@@ -32,17 +30,18 @@ def game_name(game: int, *, allow_any: bool = False) -> str | None:
     """The engine name of a Game enum; None for GAME_UNSPECIFIED when ``allow_any``."""
     if game == common_pb2.GAME_UNSPECIFIED and allow_any:
         return None
-    if game not in GAME_NAMES:  # type: ignore[comparison-overlap]
-        raise invalid("game must be one of GAME_WILLI, GAME_WILLI_STICH, GAME_WIE_WALDI, "
-                      "GAME_WILLI_WACKER")
-    return GAME_NAMES[game]  # type: ignore[index]
+    name = name_of(game)
+    if name is None:
+        raise invalid(f"game must be one of {enum_names()}")
+    return name
 
 
 def check_seat_count(game: str, seats: int) -> int:
     """A seat count the game supports, else INVALID_ARGUMENT."""
-    cls = engine_class(game)
-    if not cls.min_seats <= seats <= cls.max_seats:
-        raise invalid(f"{game} is played by {cls.min_seats} to {cls.max_seats} seats, got {seats}")
+    known = entry(game)
+    if not known.min_seats <= seats <= known.max_seats:
+        raise invalid(f"{game} is played by {known.min_seats} to {known.max_seats} seats, "
+                      f"got {seats}")
     return seats
 
 
@@ -89,12 +88,11 @@ def carried_over(game: str, final: Game) -> dict[str, Any]:
 
     Willi Stich: the deal passes on into the next game (RULES.md, "next_dealer").
     """
-    if game == "willi-stich":
-        next_dealer = final.view(None).get("next_dealer")
-        return {} if next_dealer is None else {"first_dealer": next_dealer}
-    return {}
+    view = final.view(None)
+    return {option: view[key] for option, key in entry(game).carried_over.items()
+            if view.get(key) is not None}
 
 
-#: Games whose rules have their own ``leave`` and ``chat`` actions (RULES.md of Willi Stich):
-#: there a leaving seat leaves the game by rule, and table talk during a game is a game action.
-RULES_LEAVE_AND_CHAT = frozenset({"willi-stich"})
+def has_leave_and_chat(game: str) -> bool:
+    """Whether the game's rules have their own ``leave`` and ``chat`` actions."""
+    return entry(game).leave_and_chat

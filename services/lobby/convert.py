@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from services.lobby.catalog import GAME_ENUMS, options_proto
+from services.lobby.catalog import options_proto
 from services.lobby.model import NO_SEAT, LobbyTable, Status
 from shared.api.stammtisch.v1 import lobby_pb2
+from shared.rpc.games import GAME_ENUMS
 
 _STATUS = {
     Status.WAITING: lobby_pb2.TABLE_STATUS_WAITING,

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from services.lobby.catalog import RULES_LEAVE_AND_CHAT, carried_over, new_game
+from services.lobby.catalog import carried_over, has_leave_and_chat, new_game
 from services.lobby.lifetime import TableLifetime
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, Status
 from services.lobby.news import TableNews
@@ -117,7 +117,7 @@ class GameSeries:
         """The player leaves the running game: by the rules' ``leave`` where the game has one
         (Willi Stich: total frozen, round dealt again), else a bot takes the seat over.
         Returns True when a bot now plays the seat."""
-        if table.game in RULES_LEAVE_AND_CHAT:
+        if has_leave_and_chat(table.game):
             def leave(game: Game, head: CommitRecord) -> Change:
                 action = {"type": "leave"}
                 try:
@@ -159,7 +159,7 @@ class GameSeries:
     async def chat_in_game(self, table: LobbyTable, seat: int, player_id: str, text: str) -> bool:
         """Table talk as the rules' ``chat`` action where the game has one; RuleError when the
         rules refuse it. False when no game of this table runs (talk is then lobby news)."""
-        if table.game not in RULES_LEAVE_AND_CHAT or table.status != Status.PLAYING:
+        if not has_leave_and_chat(table.game) or table.status != Status.PLAYING:
             return False
 
         def chat(game: Game, head: CommitRecord) -> Change:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 
 from shared.games.bots import RandomBot
-from shared.games.registry import ENGINES, engine_class
+from shared.games.catalog import CATALOGUE
+from shared.games.registry import engine_class
 from shared.games.simulate import run_game
 
-#: Seats used for each game's figure.
-SEATS = {"willi": 4, "willi-stich": 4, "wie-waldi": 4, "willi-wacker": 4}
+#: Seats used for each game's figure: four, or fewer where a game seats fewer.
+SEATS = {name: min(4, game.max_seats) for name, game in CATALOGUE.items()}
 
 
 def games_per_second(name: str, budget_seconds: float) -> tuple[int, float, float]:
@@ -28,7 +29,7 @@ def games_per_second(name: str, budget_seconds: float) -> tuple[int, float, floa
 def report(budget_seconds: float = 3.0) -> list[str]:
     """One line per game."""
     lines = ["Rules engines: full random games (pure Python, one core)"]
-    for name in ENGINES:
+    for name in CATALOGUE:
         games, rate, action_rate = games_per_second(name, budget_seconds)
         lines.append(f"  {name:<14} {SEATS[name]} seats  {rate:9.1f} games/s  "
                      f"{action_rate:10.0f} actions/s  ({games} games)")

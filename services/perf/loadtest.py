@@ -21,13 +21,15 @@ from services.launch import launched_stack
 from services.perf.bench import STACK_ENV, cpu_seconds, ms, say
 from services.perf.stats import Samples
 from shared.api.stammtisch.v1 import scoring_pb2
+from shared.games.catalog import CATALOGUE
 from shared.games.registry import bot_levels
 from shared.localinfra import local_servers
+from shared.rpc.games import GAME_ENUMS
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import GAME_ENUMS, Endpoints, StammtischClient, Update
+from shared.sdk.client import Endpoints, StammtischClient, Update
 
-#: Seats per table in the tournament, by game.
-SEATS = {"willi": 4, "willi-stich": 4, "wie-waldi": 4, "willi-wacker": 4}
+#: Seats per table in the tournament, by game: four, or fewer where a game seats fewer.
+SEATS = {name: min(4, game.max_seats) for name, game in CATALOGUE.items()}
 
 
 class TimedClient(StammtischClient):

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from shared.games.registry import ENGINES
+from shared.games.catalog import CATALOGUE
 
 MAX_ID = 128
 
@@ -78,7 +78,7 @@ class FinishedGame:
             raise BadResult(f"bad result or table id: {ids!r}")
         if not all(isinstance(seq, list) for seq in (self.player_ids, self.scores, self.winners)):
             raise BadResult("players, scores and winners must be lists")
-        if self.game not in ENGINES:
+        if self.game not in CATALOGUE:
             raise BadResult(f"unknown game {self.game!r}")
         if not _ints(self.seq, self.game_no, *self.scores, *self.winners):
             raise BadResult("seq, game_no, scores and winners must be integers")

@@ -8,36 +8,30 @@ from structlog.contextvars import bind_contextvars
 
 from services.scoring.results import FinishedGame
 from services.scoring.storage import ScoreStore, Standing
-from shared.api.stammtisch.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
-from shared.games.registry import ENGINES
+from shared.api.stammtisch.v1 import scoring_pb2, scoring_pb2_grpc
+from shared.games.catalog import CATALOGUE
 from shared.ids import check_player_id, check_table_id
 from shared.rpc.auth import caller
 from shared.rpc.errors import invalid
+from shared.rpc.games import GAME_ENUMS, name_of
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 
 
 def game_name(game: int) -> str:
-    """The registry name of a Game enum value ("willi-stich"); INVALID_ARGUMENT otherwise."""
-    value = common_pb2.Game.ValueType(game)
-    label = common_pb2.Game.Name(value) if value in common_pb2.Game.values() else ""
-    name = label.removeprefix("GAME_").lower().replace("_", "-")
-    if name not in ENGINES:
-        raise invalid(f"game must be one of {', '.join(ENGINES)}")
+    """The catalogue name of a Game enum value ("willi-stich"); INVALID_ARGUMENT otherwise."""
+    name = name_of(game)
+    if name is None:
+        raise invalid(f"game must be one of {', '.join(CATALOGUE)}")
     return name
-
-
-def game_enum(name: str) -> common_pb2.Game.ValueType:
-    """Inverse of :func:`game_name`."""
-    return common_pb2.Game.Value("GAME_" + name.upper().replace("-", "_"))
 
 
 def _result_message(game: FinishedGame) -> scoring_pb2.GameResult:
     finished_at = Timestamp()
     finished_at.FromNanoseconds(int(game.at * 1e9))
     return scoring_pb2.GameResult(table_id=game.table_id, game_number=game.game_no,
-                                  game=game_enum(game.game), player_ids=game.player_ids,
+                                  game=GAME_ENUMS[game.game], player_ids=game.player_ids,
                                   scores=game.scores, winners=game.winners, finished_at=finished_at)
 
 
@@ -74,5 +68,5 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         names = await self.store.names(sorted({s.player_id for _game, s in standings}))
         return [scoring_pb2.LeaderboardEntry(player_id=s.player_id, name=names[s.player_id],
                                              games=s.games, wins=s.wins, rating=s.rating,
-                                             game=game_enum(game))
+                                             game=GAME_ENUMS[game])
                 for game, s in standings]

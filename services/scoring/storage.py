@@ -24,7 +24,7 @@ from redis.exceptions import WatchError
 
 from services.scoring.ratings import START_RATING, rating_changes
 from services.scoring.results import FinishedGame
-from shared.games.registry import ENGINES
+from shared.games.catalog import CATALOGUE
 from shared.runtime import Runtime
 
 #: Finished games of a table are kept this long after the table's last one
@@ -108,7 +108,7 @@ class ScoreStore:
 
     async def player_stats(self, player_id: str) -> list[tuple[str, Standing]]:
         """(game, standing) for every game the player has finished, in the registry's order."""
-        games = list(ENGINES)
+        games = list(CATALOGUE)
         standings = await self._standings([(game, player_id) for game in games])
         return [(game, s) for game, s in zip(games, standings, strict=True) if s.games]
 

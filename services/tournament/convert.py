@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.lobby.catalog import (
-    GAME_ENUMS,
     check_seat_count,
     engine_options,
     game_name,
@@ -19,8 +18,9 @@ from services.tournament.core.rounds import FirstSeating, Kind, current_standing
 from services.tournament.core.standings import GameResult, Standing
 from services.tournament.model import Settings, Status, Tournament
 from shared.api.stammtisch.v1 import tournament_pb2
-from shared.games.registry import engine_class
+from shared.games.catalog import CATALOGUE, entry
 from shared.rpc.errors import invalid
+from shared.rpc.games import GAME_ENUMS
 
 MAX_NAME = 48
 MAX_CAPACITY = 10_000
@@ -28,8 +28,8 @@ MAX_ROUNDS = 50
 MAX_GAMES = 20
 MAX_CHECK_IN = 3600
 MAX_ROUND_SECONDS = 86_400
-#: Games whose deal is fixed per round of play by the seed: duplicate deals work for them.
-DUPLICATE_DEAL_GAMES = frozenset({"willi", "willi-stich"})
+#: Games whose deal is fixed per round of play by the seed (the catalogue says): duplicate deals.
+DUPLICATE_DEAL_GAMES = frozenset(name for name, game in CATALOGUE.items() if game.duplicate_deals)
 
 _KINDS = {tournament_pb2.TOURNAMENT_FORMAT_SERIES: Kind.SERIES,
           tournament_pb2.TOURNAMENT_FORMAT_KNOCKOUT: Kind.KNOCKOUT}
@@ -58,7 +58,7 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
     if request.format not in _KINDS:
         raise invalid("format must be TOURNAMENT_FORMAT_SERIES or TOURNAMENT_FORMAT_KNOCKOUT")
     kind = _KINDS[request.format]
-    engine = engine_class(game)
+    known = entry(game)
     check_seat_count(game, request.table_size)
     options = engine_options(request.options)
     new_game(game, request.table_size, options, seed=0)
@@ -70,7 +70,7 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
         _within("late_entry_until_round", request.late_entry_until_round, 0, rounds)
     keep = request.keep or 1
     if kind == Kind.KNOCKOUT:
-        _within("keep", keep, 1, engine.min_seats - 1)
+        _within("keep", keep, 1, known.min_seats - 1)
     if request.duplicate_deals and game not in DUPLICATE_DEAL_GAMES:
         raise invalid(f"duplicate deals need a game dealt per round by its seed: "
                       f"{', '.join(sorted(DUPLICATE_DEAL_GAMES))}")
@@ -80,7 +80,7 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
         name=name, game=game, kind=kind, options=options,
         turn_seconds=turn_seconds(request.options, default_turn), capacity=request.capacity,
         rounds=rounds, games_per_round=request.games_per_round, table_size=request.table_size,
-        min_size=engine.min_seats, max_size=engine.max_seats,
+        min_size=known.min_seats, max_size=known.max_seats,
         start_at=request.start_at.ToNanoseconds() / 1e9 if request.HasField("start_at") else 0.0,
         round_seconds=float(request.round_seconds),
         first_seating=(FirstSeating.RATING if request.first_seating == tournament_pb2.FIRST_SEATING_RATING

@@ -16,16 +16,21 @@ Conventions shared by all engines:
   ``view(None)`` is the spectators' picture.
 * All randomness comes from the game's seed through :func:`derived_rng`, so a
   game is reproducible from (seats, options, seed, setup, actions).
-* ``to_dict``/``from_dict`` round-trip exactly (JSON-compatible values only).
+* ``to_dict``/``from_dict`` round-trip exactly (JSON-compatible values only), and
+  ``copy()`` is an independent game.
+
+The engines implement it on :class:`shared.games.engine.Engine`; the facts about
+each game (seats, options, ...) are in :mod:`shared.games.catalog`.
 """
 
 from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from shared.games.catalog import Option
 from shared.games.errors import ErrorCode, RuleError, SetupError
 
 Action = dict[str, Any]
@@ -67,11 +72,12 @@ def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
 class Game(ABC):
     """One running game of one of the four games."""
 
-    #: Registry name, as in scenarios: "willi", "willi-stich", "wie-waldi", "willi-wacker".
+    #: The game's facts, copied from its catalogue entry (:mod:`shared.games.catalog`):
+    #: the name as in scenarios ("willi-stich"), the seat range, and whether every seat
+    #: may act at any time (Wie Waldi: no turn order).
     name: ClassVar[str]
     min_seats: ClassVar[int]
     max_seats: ClassVar[int]
-    #: True for Wie Waldi: every seat may act at any time, no turn order.
     simultaneous: ClassVar[bool] = False
 
     @classmethod
@@ -90,6 +96,10 @@ class Game(ABC):
         """The complete state as JSON-compatible data."""
 
     @abstractmethod
+    def copy(self) -> Game:
+        """An independent copy: playing on either changes nothing in the other."""
+
+    @abstractmethod
     def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
         """Apply one action of ``seat``; return public events or raise RuleError."""
 
@@ -103,7 +113,11 @@ class Game(ABC):
 
     @abstractmethod
     def view(self, seat: int | None) -> View:
-        """What ``seat`` may know (``None``: a spectator). The only player-facing data."""
+        """What ``seat`` may know (``None``: a spectator). The only player-facing data.
+
+        A fresh JSON-compatible dict with a ``legal`` key (empty for spectators)
+        that shares nothing with the state; RuleError for a seat not at the table.
+        """
 
     @abstractmethod
     def summary(self) -> dict[str, Any]:
@@ -149,14 +163,16 @@ def check_seat_count(cls: type[Game], seats: object) -> int:
     return seats
 
 
-def check_options(options: Mapping[str, Any] | None, defaults: Mapping[str, Any]) -> dict[str, Any]:
+def check_options(options: Mapping[str, Any] | None, known: Iterable[Option]) -> dict[str, Any]:
     """Fill option defaults; refuse unknown names or wrongly typed values with SetupError."""
-    merged = dict(defaults)
+    by_name = {option.name: option for option in known}
+    merged = {name: option.default for name, option in by_name.items()}
     for key, value in (options or {}).items():
-        if key not in defaults:
+        option = by_name.get(key)
+        if option is None:
             raise SetupError(f"unknown option '{key}'")
-        default = defaults[key]
-        if default is not None and not _is_kind(value, type(default)) and value is not None:
-            raise SetupError(f"option '{key}' must be {type(default).__name__}")
+        kinds = option.types or (() if option.default is None else (type(option.default),))
+        if value is not None and kinds and not _is_kind(value, kinds):
+            raise SetupError(f"option '{key}' must be {' or '.join(k.__name__ for k in kinds)}")
         merged[key] = value
     return merged

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from shared.games.catalog import CATALOGUE
 from shared.games.errors import RuleError, SetupError
-from shared.games.registry import ENGINES, engine_class
+from shared.games.registry import engine_class
 
 
 class ScenarioError(ValueError):
@@ -23,7 +24,7 @@ class ScenarioError(ValueError):
 def run_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     """Apply every action of the scenario; return results and the state summary."""
     game_name = scenario.get("game")
-    if game_name not in ENGINES:
+    if game_name not in CATALOGUE:
         raise ScenarioError(f"unknown game {game_name!r}")
     actions = scenario.get("actions", [])
     if not isinstance(actions, list):

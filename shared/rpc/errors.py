@@ -17,6 +17,10 @@ from shared.api.stammtisch.v1 import errors_pb2
 from shared.games.errors import ErrorCode, RuleError
 
 DETAILS_KEY = "grpc-status-details-bin"
+#: Longest status message sent. Messages may quote the request; clipped, the message and
+#: its RuleViolation copy stay far below a client's trailer limit (8 KiB by default, and
+#: percent-encoding can make one character 12 bytes), so the client gets the real status.
+MAX_STATUS_MESSAGE = 200
 
 _STATUS_OF_RULE = {
     ErrorCode.INVALID_ACTION: grpc.StatusCode.INVALID_ARGUMENT,
@@ -28,9 +32,17 @@ class ServiceError(Exception):
     """A refusal outside the rules (unknown table, bad token, ...), with its status."""
 
     def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        message = clipped(message)
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+def clipped(message: str) -> str:
+    """The message, cut to MAX_STATUS_MESSAGE characters."""
+    if len(message) <= MAX_STATUS_MESSAGE:
+        return message
+    return message[:MAX_STATUS_MESSAGE - 1] + "…"
 
 
 def not_found(what: str) -> ServiceError:
@@ -60,11 +72,11 @@ def status_of_rule(code: ErrorCode) -> grpc.StatusCode:
 
 def rule_error_trailers(err: RuleError) -> tuple[grpc.StatusCode, str, tuple[tuple[str, bytes], ...]]:
     """Status code, message and trailing metadata carrying the RuleViolation."""
-    code = status_of_rule(err.code)
+    code, message = status_of_rule(err.code), clipped(err.message)
     detail = any_pb2.Any()
-    detail.Pack(errors_pb2.RuleViolation(code=rule_code_to_proto(err.code), message=err.message))
-    status = status_pb2.Status(code=code.value[0], message=err.message, details=[detail])
-    return code, err.message, ((DETAILS_KEY, status.SerializeToString()),)
+    detail.Pack(errors_pb2.RuleViolation(code=rule_code_to_proto(err.code), message=message))
+    status = status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    return code, message, ((DETAILS_KEY, status.SerializeToString()),)
 
 
 def rule_code_to_proto(code: ErrorCode) -> errors_pb2.ErrorCode.ValueType:

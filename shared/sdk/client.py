@@ -23,12 +23,10 @@ from shared.api.stammtisch.v1 import (
     tournament_pb2_grpc,
 )
 from shared.config import DEFAULT_PORTS
+from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
+from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 
-#: Game names as the rules use them <-> proto enum values.
-GAME_ENUMS = {"willi": common_pb2.GAME_WILLI, "willi-stich": common_pb2.GAME_WILLI_STICH,
-              "wie-waldi": common_pb2.GAME_WIE_WALDI, "willi-wacker": common_pb2.GAME_WILLI_WACKER}
-GAME_NAMES = {value: name for name, value in GAME_ENUMS.items()}
 #: The services a client talks to, in Endpoints order.
 SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 #: Errors worth retrying with the same action id (nothing was applied twice).
@@ -221,6 +219,10 @@ class StammtischClient:
             await self.get_table(table_id)
         return self._games[table_id]
 
+    async def _on_arbiter(self, table_id: str) -> bool:
+        """Whether the table's game is played by the arbiter (else by the engine)."""
+        return entry(await self._game_of(table_id)).service == "arbiter"
+
     async def act(self, table_id: str, action: Mapping[str, Any], action_id: str | None = None,
                   attempts: int = 5, round_no: int | None = None) -> Update:
         """Apply an action; retried with the same id on transient failures (applied once).
@@ -229,7 +231,7 @@ class StammtischClient:
         with STALE once the table has moved on to another round.
         """
         action_id = action_id or uuid.uuid4().hex
-        realtime = await self._game_of(table_id) == "wie-waldi"
+        realtime = await self._on_arbiter(table_id)
         message = action_to_proto(action)
         for attempt in range(attempts):
             try:
@@ -252,7 +254,7 @@ class StammtischClient:
 
     async def view(self, table_id: str) -> Update:
         """The newest state as this player sees it."""
-        if await self._game_of(table_id) == "wie-waldi":
+        if await self._on_arbiter(table_id):
             reply: Any = await self.arbiter.GetView(
                 arbiter_pb2.ArbiterServiceGetViewRequest(table_id=table_id), metadata=self.auth)
         else:
@@ -274,7 +276,7 @@ class StammtischClient:
                       reconnect: bool = True) -> AsyncIterator[Update]:
         """Every update after ``after_seq``, resuming from the last one seen after a drop."""
         last = after_seq
-        realtime = await self._game_of(table_id) == "wie-waldi"
+        realtime = await self._on_arbiter(table_id)
         while True:
             if realtime:
                 stream: Any = self.arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(

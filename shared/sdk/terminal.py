@@ -7,12 +7,10 @@ import contextlib
 
 import grpc
 
+from shared.games.catalog import entry
 from shared.sdk.botplayer import newer_updates
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
 from shared.sdk.render import describe_events, render
-
-#: Seats a new table gets when --seats is not given.
-DEFAULT_SEATS = {"willi": 4, "willi-stich": 4, "wie-waldi": 3, "willi-wacker": 4}
 
 
 async def _ask(prompt: str) -> str:
@@ -77,7 +75,7 @@ async def run(game: str, name: str, seats: int | None, bots: str, table_id: str 
         await client.login(name)
         if table_id is None:
             options = {"turn_seconds": turn_seconds} if turn_seconds else {}
-            table = await client.create_table(game, seats or DEFAULT_SEATS[game], join=True, **options)
+            table = await client.create_table(game, seats or entry(game).default_seats, join=True, **options)
             table_id = table.table_id
             for _ in range(len(table.seats) - 1):
                 await client.add_bot(table_id, bots)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.games.base import Game
+from shared.games.catalog import entry
 from shared.games.errors import RuleError
 from shared.logs import get_logger
 from shared.metrics import COMMIT_RETRIES
@@ -28,9 +29,6 @@ log = get_logger("store")
 #: How long a table's keys live after its last commit.
 TABLE_TTL_MS = 7 * 86_400 * 1000
 MAX_ATTEMPTS = 50
-
-#: Which service's clock worker runs a game's deadlines.
-CLOCK_GROUPS = {"wie-waldi": "arbiter"}
 
 _COMMIT = """
 -- KEYS: head, log, acts, clocks, outbox, live
@@ -99,7 +97,7 @@ class TableStore:
 
     def clocks_key(self, game: str) -> str:
         """The sorted set of tables with deadlines for the service running ``game``."""
-        return self.runtime.key("clocks", CLOCK_GROUPS.get(game, "engine"))
+        return self.runtime.key("clocks", entry(game).service)
 
     def live_key(self, game: str) -> str:
         """Tables of ``game`` with a running game, by the time of their last commit."""

@@ -119,3 +119,27 @@ async def test_views_and_streams_refuse_bad_input(stack: dict[str, str]) -> None
             assert got == code, details
     finally:
         await client.close()
+
+
+async def test_a_refusal_quoting_a_long_value_arrives_as_the_refusal(stack: dict[str, str]) -> None:
+    """A rules message that quotes the request (a 5,000-character card) must still fit the
+    status trailers: the client gets INVALID_ARGUMENT with its RuleViolation, not
+    RESOURCE_EXHAUSTED with details that contradict the status."""
+    client, willi, waldi = await _tables(stack)
+    arbiter = arbiter_pb2_grpc.ArbiterServiceStub(client._channels["arbiter"])
+    try:
+        for index, card in enumerate(("Q" * 5000, "ü" * 5000, "Z" * 20_000)):
+            calls = [
+                client.engine.Act(engine_pb2.ActRequest(
+                    table_id=willi, action_id=f"long{index}",
+                    action=common_pb2.Action(type="discard", card=card)), metadata=client.auth),
+                arbiter.Act(arbiter_pb2.ArbiterServiceActRequest(
+                    table_id=waldi, action_id=f"long{index}",
+                    action=common_pb2.Action(type="place_head", card=card)), metadata=client.auth),
+            ]
+            for call in calls:
+                code, details, rule = await _status(call)
+                assert (code, rule) == (Code.INVALID_ARGUMENT, "INVALID_ACTION"), details
+                assert 0 < len(details) <= 300, details
+    finally:
+        await client.close()

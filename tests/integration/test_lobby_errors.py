@@ -70,6 +70,8 @@ async def test_every_lobby_rpc_refuses_bad_input_clearly(stack: dict[str, str]) 
             (dora, "SetReady", lobby_pb2.SetReadyRequest(table_id="nope", ready=True), NOT_FOUND),
             (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=tid, level="genius"), INVALID),
             (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=tid, seat=9), INVALID),
+            # The message quotes the level: clipped, it still fits the status trailers.
+            (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=tid, level="ü" * 20_000), INVALID),
             (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=tid, seat=0), PRECONDITION),
             (dora, "AddBot", lobby_pb2.AddBotRequest(table_id=tid), PRECONDITION),
             (anna, "AddBot", lobby_pb2.AddBotRequest(table_id=fid), PRECONDITION),

@@ -11,16 +11,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from shared.games.base import (
-    Action,
-    Event,
-    Game,
-    View,
-    check_options,
-    check_seat_count,
-    require_fields,
-)
+from shared.games.base import Action, Event, View, require_fields
+from shared.games.engine import Engine, Move
 from shared.games.errors import ErrorCode, RuleError, SetupError
+from shared.games.record import json_copy
 from shared.games.stich.cards import SUITS, is_card, suit_of
 from shared.games.stich.deal import deal, parse_setup
 from shared.games.stich.schedule import LAST_ROUND, RoundKind, hand_size, round_kind
@@ -28,77 +22,41 @@ from shared.games.stich.scoring import best_seats, round_points
 from shared.games.stich.state import Phase, StichState
 from shared.games.stich.tricks import playable, trick_winner
 
-DEFAULT_OPTIONS: dict[str, Any] = {"start_round": 1, "first_dealer": 0}
 #: Longest chat message accepted, in characters.
 MAX_CHAT_LENGTH = 200
 #: The game goes on while at least this many seats remain.
 MIN_REMAINING = 2
 
 
-class WilliStich(Game):
+class WilliStich(Engine[StichState], game="willi-stich"):
     """One game of Willi Stich for 3 to 6 seats."""
 
-    name = "willi-stich"
-    min_seats = 3
-    max_seats = 6
-
-    def __init__(self, state: StichState) -> None:
-        self._s = state
-
-    # ----------------------------------------------------------------- set-up
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> WilliStich:
-        """Deal the first round; SetupError for bad seats, options, seed or setup."""
-        seats = check_seat_count(cls, seats)
-        opts = check_options(options, DEFAULT_OPTIONS)
-        start, first = opts["start_round"], opts["first_dealer"]
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> StichState:
+        """Check the start round and first dealer; the setup may fix the first deals."""
+        start, first = options["start_round"], options["first_dealer"]
         if not isinstance(start, int) or not 1 <= start <= LAST_ROUND:
             raise SetupError(f"option 'start_round' must be 1..{LAST_ROUND}")
         if not isinstance(first, int) or not 0 <= first < seats:
             raise SetupError(f"option 'first_dealer' must be a seat 0..{seats - 1}")
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise SetupError("seed must be an integer")
-        state = StichState(
-            seats=seats, seed=seed, start_round=start, first_dealer=first,
+        return StichState(
+            seats=seats, seed=seed, start_round=start,
             setup_rounds=parse_setup(setup, seats, start), round=start, dealer=first,
-            deal_no=0, phase=Phase.CALL.value, turn=None, trump=None, turned=None,
+            deal_no=0, phase=Phase.CALL, turn=None, trump=None, turned=None,
             hands=[[] for _ in range(seats)], calls=[None] * seats, tricks_taken=[0] * seats,
             trick=[], played_tricks=[], active=[True] * seats, scores=[0] * seats,
             completed_rounds=[], winners=[])
-        game = cls(state)
-        game._deal_round()
-        return game
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WilliStich:
-        """Restore a game stored by :meth:`to_dict`."""
-        return cls(StichState.from_dict(data))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The complete state as JSON-compatible data."""
-        return self._s.to_dict()
+    def start(self) -> None:
+        """Deal the first round played."""
+        self._deal_round()
 
     # ---------------------------------------------------------------- queries
 
-    @property
-    def seat_count(self) -> int:
-        """Seats at the table, including those that left."""
-        return self._s.seats
-
-    @property
-    def over(self) -> bool:
-        """True once round 19 is scored or fewer than two seats remain."""
-        return self._s.phase == Phase.OVER.value
-
-    def winners(self) -> list[int]:
-        """Seats with the highest total once over (ties share), else empty."""
-        return list(self._s.winners)
-
     def to_act(self) -> list[int]:
         """The one seat that owes a decision (dealer's trump, a call or a card)."""
-        return [] if self._s.turn is None else [self._s.turn]
+        return [] if self.state.turn is None else [self.state.turn]
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Every distinct trump, call or play ``seat`` may make now.
@@ -107,12 +65,12 @@ class WilliStich(Game):
         forehead round) and are left out on purpose: they are not moves of the
         game, and bots and turn clocks must never pick them.
         """
-        s = self._s
+        s = self.state
         if seat != s.turn:
             return []
-        if s.phase == Phase.CHOOSE_TRUMP.value:
+        if s.phase == Phase.CHOOSE_TRUMP:
             return [{"type": "trump", "suit": suit} for suit in SUITS]
-        if s.phase == Phase.CALL.value:
+        if s.phase == Phase.CALL:
             return [{"type": "call", "tricks": tricks} for tricks in range(hand_size(s.round) + 1)
                     if not self._breaks_dealer_rule(seat, tricks)]
         if self._kind is RoundKind.FOREHEAD:
@@ -121,16 +79,15 @@ class WilliStich(Game):
 
     def default_action(self, seat: int) -> Action | None:
         """Like the base rule, but a dealer who lets the clock run names their longest suit."""
-        if seat == self._s.turn and self._s.phase == Phase.CHOOSE_TRUMP.value:
-            counts = Counter(suit_of(card) for card in self._s.hands[seat])
+        if seat == self.state.turn and self.state.phase == Phase.CHOOSE_TRUMP:
+            counts = Counter(suit_of(card) for card in self.state.hands[seat])
             return {"type": "trump", "suit": max(SUITS, key=lambda suit: counts[suit])}
         return super().default_action(seat)
 
     def view(self, seat: int | None) -> View:
         """What ``seat`` may know; ``None`` is a spectator, who sees no hand at all."""
-        if seat is not None:
-            seat = self.check_seat(seat)
-        s = self._s
+        seat = self.viewer(seat)
+        s = self.state
         kind, over = self._kind, self.over
         shown = self._visible_owners(seat)
         hands = [list(hand) if owner in shown else None for owner, hand in enumerate(s.hands)]
@@ -147,18 +104,14 @@ class WilliStich(Game):
             "turned": s.turned,
             "calls": list(s.calls),
             "tricks_taken": list(s.tricks_taken),
-            "trick": [list(played) for played in s.trick],
-            "played_tricks": [{"cards": [list(played) for played in done["cards"]],
-                               "winner": done["winner"]} for done in s.played_tricks],
+            "trick": json_copy(s.trick),
+            "played_tricks": json_copy(s.played_tricks),
             "hand_counts": [len(hand) for hand in s.hands],
             "hands": hands,
             "hand": None if seat is None else hands[seat],
             "active": list(s.active),
             "scores": list(s.scores),
-            "completed_rounds": [{"round": record["round"], "calls": list(record["calls"]),
-                                  "tricks": list(record["tricks"]),
-                                  "points": list(record["points"])}
-                                 for record in s.completed_rounds],
+            "completed_rounds": json_copy(s.completed_rounds),
             "chat_allowed": (seat is not None and s.active[seat] and not over
                              and kind is not RoundKind.FOREHEAD),
             "over": over,
@@ -175,76 +128,44 @@ class WilliStich(Game):
                   "completed_rounds", "over", "winners", "next_dealer")
         return {
             **{name: public[name] for name in fields},
-            "hands": [list(hand) for hand in self._s.hands],
-            "visible": [self.view(seat)["hands"] for seat in range(self._s.seats)],
+            "hands": [list(hand) for hand in self.state.hands],
+            "visible": [self.view(seat)["hands"] for seat in range(self.state.seats)],
         }
 
     # ---------------------------------------------------------------- actions
 
-    def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        """Validate completely, then change the state; return the public events."""
-        seat = self.check_seat(seat)
-        kind, value = self._parse(action)
-        if self.over:
-            raise RuleError(ErrorCode.GAME_OVER, "the game has ended")
-        if kind == "trump":
-            return self._choose_trump(seat, value)
-        if kind == "call":
-            return self._call(seat, value)
-        if kind == "play":
-            return self._play(seat, value)
-        if kind == "leave":
-            return self._leave(seat)
-        return self._chat(seat, value)
+    def _suit(self, seat: int, action: Mapping[str, Any]) -> str:
+        if action["suit"] not in SUITS:
+            raise RuleError(ErrorCode.INVALID_ACTION, f"no suit {action['suit']!r}")
+        return str(action["suit"])
 
-    def _parse(self, action: Mapping[str, Any]) -> tuple[str, Any]:
-        """Check the shape of an action (INVALID_ACTION); return its type and its one value."""
-        kind = action.get("type") if isinstance(action, Mapping) else None
-        if kind == "trump":
-            require_fields(action, {"suit": str})
-            if action["suit"] not in SUITS:
-                raise RuleError(ErrorCode.INVALID_ACTION, f"no suit {action['suit']!r}")
-            return kind, action["suit"]
-        if kind == "call":
-            require_fields(action, {"tricks": int})
-            if action["tricks"] < 0:
-                raise RuleError(ErrorCode.INVALID_ACTION, "a call cannot be negative")
-            return kind, action["tricks"]
-        if kind == "play":
-            # In the forehead round nobody sees their own card, so none has to be named.
-            if self._kind is RoundKind.FOREHEAD:
-                require_fields(action, {}, {"card": str})
-            else:
-                require_fields(action, {"card": str})
-            if "card" in action and not is_card(action["card"]):
-                raise RuleError(ErrorCode.INVALID_ACTION, f"no card {action['card']!r}")
-            return kind, action.get("card")
-        if kind == "leave":
-            require_fields(action, {})
-            return kind, None
-        if kind == "chat":
-            require_fields(action, {"text": str})
-            if not action["text"].strip() or len(action["text"]) > MAX_CHAT_LENGTH:
-                raise RuleError(ErrorCode.INVALID_ACTION,
-                                f"chat text must have 1..{MAX_CHAT_LENGTH} characters")
-            return kind, action["text"]
-        raise RuleError(ErrorCode.INVALID_ACTION, f"unknown action type {kind!r}")
+    def _tricks(self, seat: int, action: Mapping[str, Any]) -> int:
+        if action["tricks"] < 0:
+            raise RuleError(ErrorCode.INVALID_ACTION, "a call cannot be negative")
+        return int(action["tricks"])
 
-    def _check_turn(self, seat: int, phase: Phase) -> None:
-        if self._s.phase != phase.value:
-            raise RuleError(ErrorCode.WRONG_PHASE, f"not possible in phase {self._s.phase}")
-        if seat != self._s.turn:
-            raise RuleError(ErrorCode.NOT_YOUR_TURN, f"seat {self._s.turn} is to act")
+    def _named_card(self, seat: int, action: Mapping[str, Any]) -> str | None:
+        """The card named; in the forehead round nobody sees their own, so none has to be."""
+        if self._kind is not RoundKind.FOREHEAD:
+            require_fields(action, {"card": str})
+        if "card" in action and not is_card(action["card"]):
+            raise RuleError(ErrorCode.INVALID_ACTION, f"no card {action['card']!r}")
+        return action.get("card")
+
+    def _text(self, seat: int, action: Mapping[str, Any]) -> str:
+        text = str(action["text"])
+        if not text.strip() or len(text) > MAX_CHAT_LENGTH:
+            raise RuleError(ErrorCode.INVALID_ACTION,
+                            f"chat text must have 1..{MAX_CHAT_LENGTH} characters")
+        return text
 
     def _choose_trump(self, seat: int, suit: str) -> list[Event]:
-        self._check_turn(seat, Phase.CHOOSE_TRUMP)
-        s = self._s
-        s.trump, s.phase, s.turn = suit, Phase.CALL.value, self._next_in(s.dealer)
+        s = self.state
+        s.trump, s.phase, s.turn = suit, Phase.CALL, self._next_in(s.dealer)
         return [{"type": "trump", "seat": seat, "suit": suit}]
 
     def _call(self, seat: int, tricks: int) -> list[Event]:
-        self._check_turn(seat, Phase.CALL)
-        s = self._s
+        s = self.state
         if tricks > hand_size(s.round):
             raise RuleError(ErrorCode.NOT_ALLOWED,
                             f"a call can be at most the {hand_size(s.round)} tricks of the round")
@@ -253,13 +174,12 @@ class WilliStich(Game):
                             "dealer rule: the calls must not add up to the number of tricks")
         s.calls[seat] = tricks
         if seat == s.dealer:
-            s.phase = Phase.PLAY.value
+            s.phase = Phase.PLAY
         s.turn = self._next_in(seat)
         return [{"type": "call", "seat": seat, "tricks": tricks}]
 
     def _play(self, seat: int, named: str | None) -> list[Event]:
-        self._check_turn(seat, Phase.PLAY)
-        s = self._s
+        s = self.state
         hand = s.hands[seat]
         # A forehead card is played unseen: a named card is not checked against the hand,
         # or refusals would let a seat probe what is on its own forehead.
@@ -276,8 +196,8 @@ class WilliStich(Game):
             return events
         return events + self._collect_trick()
 
-    def _leave(self, seat: int) -> list[Event]:
-        s = self._s
+    def _leave(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        s = self.state
         if not s.active[seat]:
             raise RuleError(ErrorCode.NOT_ALLOWED, "this seat has already left")
         s.active[seat] = False
@@ -292,16 +212,27 @@ class WilliStich(Game):
         return events + self._deal_round()
 
     def _chat(self, seat: int, text: str) -> list[Event]:
-        if not self._s.active[seat]:
+        if not self.state.active[seat]:
             raise RuleError(ErrorCode.NOT_ALLOWED, "this seat has left the game")
         if self._kind is RoundKind.FOREHEAD:
             raise RuleError(ErrorCode.NOT_ALLOWED, "no table talk in the forehead round")
         return [{"type": "chat", "seat": seat, "text": text}]
 
+    moves = {
+        "trump": Move(_choose_trump, {"suit": str}, parse=_suit,
+                      phases=frozenset({Phase.CHOOSE_TRUMP})),
+        "call": Move(_call, {"tricks": int}, parse=_tricks, phases=frozenset({Phase.CALL})),
+        "play": Move(_play, optional={"card": str}, parse=_named_card,
+                     phases=frozenset({Phase.PLAY})),
+        # Leaving and table talk are open to every seat in any phase of a running game.
+        "leave": Move(_leave, on_turn=False),
+        "chat": Move(_chat, {"text": str}, parse=_text, on_turn=False),
+    }
+
     # ------------------------------------------------------------ progression
 
     def _collect_trick(self) -> list[Event]:
-        s = self._s
+        s = self.state
         winner = trick_winner(s.trick, s.trump)
         s.tricks_taken[winner] += 1
         s.played_tricks.append({"cards": s.trick, "winner": winner})
@@ -314,7 +245,7 @@ class WilliStich(Game):
         return events + self._finish_round()
 
     def _finish_round(self) -> list[Event]:
-        s = self._s
+        s = self.state
         points = [round_points(call, taken) if call is not None else 0
                   for call, taken in zip(s.calls, s.tricks_taken, strict=True)]
         s.scores = [score + gained for score, gained in zip(s.scores, points, strict=True)]
@@ -330,12 +261,12 @@ class WilliStich(Game):
         return events + self._deal_round()
 
     def _end_game(self) -> list[Event]:
-        s = self._s
-        s.phase, s.turn, s.winners = Phase.OVER.value, None, best_seats(s.scores)
+        s = self.state
+        s.phase, s.turn, s.winners = Phase.OVER, None, best_seats(s.scores)
         return [{"type": "game_over", "winners": list(s.winners), "scores": list(s.scores)}]
 
     def _clear_round(self) -> None:
-        s = self._s
+        s = self.state
         s.hands = [[] for _ in range(s.seats)]
         s.calls = [None] * s.seats
         s.tricks_taken = [0] * s.seats
@@ -343,7 +274,7 @@ class WilliStich(Game):
 
     def _deal_round(self) -> list[Event]:
         """Deal the current round (again, after a leave) to the seats still in."""
-        s = self._s
+        s = self.state
         self._clear_round()
         order, seat = [], s.dealer
         for _ in range(sum(s.active)):
@@ -354,7 +285,7 @@ class WilliStich(Game):
         s.hands, s.turned = deal(s.seed, s.round, s.deal_no, order, s.seats, listed)
         s.trump = suit_of(s.turned) if s.turned else None
         choosing = self._kind is RoundKind.TRUMP_CHOICE
-        s.phase = (Phase.CHOOSE_TRUMP if choosing else Phase.CALL).value
+        s.phase = Phase.CHOOSE_TRUMP if choosing else Phase.CALL
         s.turn = s.dealer if choosing else self._next_in(s.dealer)
         return [{"type": "deal", "round": s.round, "kind": self._kind.value,
                  "hand_size": hand_size(s.round), "dealer": s.dealer, "turned": s.turned}]
@@ -363,15 +294,15 @@ class WilliStich(Game):
 
     @property
     def _kind(self) -> RoundKind:
-        return round_kind(self._s.round)
+        return round_kind(self.state.round)
 
     @property
     def _led_suit(self) -> str | None:
-        return suit_of(self._s.trick[0][1]) if self._s.trick else None
+        return suit_of(self.state.trick[0][1]) if self.state.trick else None
 
     def _next_in(self, seat: int) -> int:
         """The next seat clockwise after ``seat`` that is still in the game."""
-        s = self._s
+        s = self.state
         for step in range(1, s.seats + 1):
             candidate = (seat + step) % s.seats
             if s.active[candidate]:
@@ -379,7 +310,7 @@ class WilliStich(Game):
         raise AssertionError("no seat left")
 
     def _breaks_dealer_rule(self, seat: int, tricks: int) -> bool:
-        s = self._s
+        s = self.state
         others = sum(call for other, call in enumerate(s.calls)
                      if other != seat and call is not None)
         return seat == s.dealer and others + tricks == hand_size(s.round)
@@ -388,11 +319,11 @@ class WilliStich(Game):
         """The one visibility rule: own hand normally; none before the blind calls are made;
         in the forehead round every other hand but not the own. Spectators and seats that
         left see no hand."""
-        s = self._s
+        s = self.state
         if viewer is None or not s.active[viewer]:
             return set()
         if self._kind is RoundKind.FOREHEAD:
             return set(range(s.seats)) - {viewer}
-        if self._kind is RoundKind.BLIND and s.phase == Phase.CALL.value:
+        if self._kind is RoundKind.BLIND and s.phase == Phase.CALL:
             return set()
         return {viewer}

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from shared.games.record import Record
 from shared.games.stich.deal import SetupRound
 from shared.games.stich.tricks import PlayedCard
 
@@ -22,19 +21,22 @@ class Phase(StrEnum):
 
 
 @dataclass
-class StichState:
+class StichState(Record):
     """Everything needed to continue a game; cards are strings, seats ints."""
+
+    restorers = {"phase": Phase}
+    #: The first dealer is an option only: ``dealer`` carries the deal on from there.
+    retired = frozenset({"first_dealer"})
 
     seats: int
     seed: int
     start_round: int
-    first_dealer: int
     setup_rounds: list[SetupRound]
     round: int
     dealer: int
     #: Deals of the current round so far minus one (a leave makes a redeal).
     deal_no: int
-    phase: str
+    phase: Phase
     #: The seat that owes the next decision (None once the game is over).
     turn: int | None
     trump: str | None
@@ -49,16 +51,3 @@ class StichState:
     scores: list[int]
     completed_rounds: list[dict[str, Any]]
     winners: list[int]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A deep, JSON-compatible copy (a JSON round trip: the fastest deep copy here)."""
-        data: dict[str, Any] = json.loads(json.dumps(vars(self)))
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> StichState:
-        """Rebuild from :meth:`to_dict` output; KeyError/TypeError on foreign data."""
-        names = {field.name for field in fields(cls)}
-        if set(data) != names:
-            raise KeyError(f"state fields differ: {sorted(set(data) ^ names)}")
-        return cls(**json.loads(json.dumps(dict(data))))

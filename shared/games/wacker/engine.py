@@ -12,17 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from shared.games.base import (
-    Action,
-    Event,
-    Game,
-    View,
-    check_options,
-    check_seat_count,
-    derived_rng,
-    require_fields,
-)
+from shared.games.base import Action, Event, View, derived_rng
+from shared.games.engine import Engine, Move
 from shared.games.errors import ErrorCode, RuleError, SetupError
+from shared.games.record import json_copy
 from shared.games.wacker.cards import (
     ANSWERS,
     FLORA,
@@ -39,26 +32,9 @@ from shared.games.wacker.cards import (
 )
 from shared.games.wacker.deal import deal_round, parse_setup
 from shared.games.wacker.legal import legal_actions, targets
-from shared.games.wacker.state import Duel, Tray, WackerState
+from shared.games.wacker.state import Duel, Phase, Tray, WackerState
 from shared.games.wacker.strategy import choose
 from shared.games.wacker.trays import extends, forms_group
-
-#: Required and optional fields (besides "type") of each action type.
-ACTION_FIELDS: dict[str, tuple[dict[str, type], dict[str, type]]] = {
-    "lay": ({"cards": list}, {}),
-    "extend": ({"tray": str, "cards": list}, {}),
-    "action": ({"card": str}, {"tray": str, "picks": dict}),
-    "respond": ({"card": str}, {}),
-    "pass": ({}, {}),
-}
-#: Which action types each phase accepts.
-PHASE_ACTIONS: dict[str, frozenset[str]] = {
-    "turn": frozenset({"lay", "extend", "action"}),
-    "respond": frozenset({"respond", "pass"}),
-    "after_flora": frozenset({"extend", "pass"}),
-    "over": frozenset(),
-}
-OPTION_DEFAULTS: dict[str, Any] = {"first_dealer": 0, "target": 200, "max_rounds": 100}
 
 
 def _card(value: object) -> str:
@@ -76,66 +52,31 @@ def _cards(value: list[Any]) -> list[str]:
     return [_card(item) for item in value]
 
 
-class WilliWacker(Game):
+class WilliWacker(Engine[WackerState], game="willi-wacker"):
     """A game of Willi Wacker for 3 to 6 seats."""
 
-    name = "willi-wacker"
-    min_seats = 3
-    max_seats = 6
-
-    def __init__(self, state: WackerState) -> None:
-        self.state = state
-
-    # -- creation and storage -------------------------------------------------
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> WilliWacker:
-        """Deal round 1 from the setup or the seed."""
-        count = check_seat_count(cls, seats)
-        chosen = check_options(options, OPTION_DEFAULTS)
-        _check_option_values(chosen, count)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise SetupError("the seed must be an integer")
-        state = WackerState(
-            seats=count, seed=seed, options=chosen, setup_rounds=parse_setup(setup, count),
-            round=1, dealer=chosen["first_dealer"], turn=0, phase="turn", hands=[], talon=[],
-            trays=[], discard=[], scores=[0] * count)
-        game = cls(state)
-        game._deal([])
-        return game
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> WackerState:
+        """Check the option values; the setup may fix the deals of some rounds."""
+        _check_option_values(options, seats)
+        return WackerState(
+            seats=seats, seed=seed, options=options, setup_rounds=parse_setup(setup, seats),
+            round=1, dealer=options["first_dealer"], turn=0, phase=Phase.TURN, hands=[],
+            talon=[], trays=[], discard=[], scores=[0] * seats)
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WilliWacker:
-        """Restore a game stored by :meth:`to_dict`."""
-        return cls(WackerState.from_dict(data))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The complete state as JSON-compatible data."""
-        return self.state.to_dict()
+    def start(self) -> None:
+        """Deal round 1."""
+        self._deal([])
 
     # -- who acts, what is legal ----------------------------------------------
-
-    @property
-    def seat_count(self) -> int:
-        """Number of seats at the table."""
-        return self.state.seats
-
-    @property
-    def over(self) -> bool:
-        """True once the game has ended."""
-        return self.state.phase == "over"
-
-    def winners(self) -> list[int]:
-        """Seats with the highest total once over, else an empty list."""
-        return list(self.state.winners)
 
     def to_act(self) -> list[int]:
         """The one seat that owes a decision: on turn, asked in a duel, or the thief."""
         state = self.state
-        if state.phase == "over":
+        if state.phase == Phase.OVER:
             return []
-        if state.phase == "respond":
+        if state.phase == Phase.RESPOND:
             assert state.duel is not None
             return [state.duel.asked]
         return [state.turn]
@@ -146,37 +87,33 @@ class WilliWacker(Game):
 
     def default_action(self, seat: int) -> Action | None:
         """On turn a sensible play (the heuristic's choice); in a duel or after FLORA: pass."""
-        if self.state.phase == "turn" and seat in self.to_act():
+        if self.state.phase == Phase.TURN and seat in self.to_act():
             return choose(self.view(seat))
         return super().default_action(seat)
 
     # -- applying actions -----------------------------------------------------
 
-    def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        """Validate the whole action first, then apply it; return public events."""
-        seat = self.check_seat(seat)
-        if not isinstance(action, Mapping) or action.get("type") not in ACTION_FIELDS:
-            raise RuleError(ErrorCode.INVALID_ACTION, "unknown action type")
-        kind = str(action["type"])
-        required, optional = ACTION_FIELDS[kind]
-        require_fields(action, required, optional)
-        handlers = {"lay": self._lay, "extend": self._extend, "action": self._action,
-                    "respond": self._respond, "pass": self._pass}
-        return handlers[kind](seat, action)
+    def _lay_cards(self, seat: int, action: Mapping[str, Any]) -> list[str]:
+        return _cards(action["cards"])
 
-    def _check_order(self, seat: int, kind: str) -> None:
-        """GAME_OVER, WRONG_PHASE, NOT_YOUR_TURN, in that precedence."""
-        state = self.state
-        if state.phase == "over":
-            raise RuleError(ErrorCode.GAME_OVER, "the game has ended")
-        if kind not in PHASE_ACTIONS[state.phase]:
-            raise RuleError(ErrorCode.WRONG_PHASE, f"no '{kind}' in phase '{state.phase}'")
-        if seat not in self.to_act():
-            raise RuleError(ErrorCode.NOT_YOUR_TURN, f"seat {seat} does not act now")
+    def _extension(self, seat: int, action: Mapping[str, Any]) -> tuple[str, list[str]]:
+        return action["tray"], _cards(action["cards"])
 
-    def _lay(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        cards = _cards(action["cards"])
-        self._check_order(seat, "lay")
+    def _answer(self, seat: int, action: Mapping[str, Any]) -> str:
+        return _card(action["card"])
+
+    def _action_card(self, seat: int,
+                     action: Mapping[str, Any]) -> tuple[str, str | None, dict[str, int]]:
+        """(card, tray id or None, SCHNORRER picks), refusing what is malformed."""
+        card = _card(action["card"])
+        tray_id: str | None = action.get("tray")
+        if tray_id is not None and card not in TRAY_ACTIONS:
+            raise RuleError(ErrorCode.INVALID_ACTION, f"{card} names no tray")
+        if "picks" in action and card != SCHNORRER:
+            raise RuleError(ErrorCode.INVALID_ACTION, "only SCHNORRER takes 'picks'")
+        return card, tray_id, self._parse_picks(seat, action.get("picks", {}))
+
+    def _lay(self, seat: int, cards: list[str]) -> list[Event]:
         state = self.state
         if not holds(state.hands[seat], cards):
             raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"seat {seat} does not hold {cards}")
@@ -191,10 +128,8 @@ class WilliWacker(Game):
         self._end_turn(events)
         return events
 
-    def _extend(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        tray_id: str = action["tray"]
-        cards = _cards(action["cards"])
-        self._check_order(seat, "extend")
+    def _extend(self, seat: int, extension: tuple[str, list[str]]) -> list[Event]:
+        tray_id, cards = extension
         state = self.state
         tray = state.tray(tray_id)
         if not holds(state.hands[seat], cards):
@@ -205,7 +140,7 @@ class WilliWacker(Game):
             raise RuleError(ErrorCode.NO_MATCH, f"{cards} do not extend {tray.id} {tray.cards}")
         if tray.owner != seat:
             raise RuleError(ErrorCode.NOT_ALLOWED, f"{tray.id} belongs to seat {tray.owner}")
-        if state.phase == "after_flora" and tray.id != state.stolen_tray:
+        if state.phase == Phase.AFTER_FLORA and tray.id != state.stolen_tray:
             raise RuleError(ErrorCode.NOT_ALLOWED, f"after FLORA only {state.stolen_tray} "
                                                  "may be extended")
         state.hands[seat] = without(state.hands[seat], cards)
@@ -215,15 +150,8 @@ class WilliWacker(Game):
         self._end_turn(events)
         return events
 
-    def _action(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        card = _card(action["card"])
-        tray_id: str | None = action.get("tray")
-        if tray_id is not None and card not in TRAY_ACTIONS:
-            raise RuleError(ErrorCode.INVALID_ACTION, f"{card} names no tray")
-        if "picks" in action and card != SCHNORRER:
-            raise RuleError(ErrorCode.INVALID_ACTION, "only SCHNORRER takes 'picks'")
-        picks = self._parse_picks(seat, action.get("picks", {}))
-        self._check_order(seat, "action")
+    def _action(self, seat: int, played: tuple[str, str | None, dict[str, int]]) -> list[Event]:
+        card, tray_id, picks = played
         state = self.state
         if card not in state.hands[seat]:
             raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"seat {seat} does not hold {card}")
@@ -279,9 +207,7 @@ class WilliWacker(Game):
             parsed[str(victim)] = index
         return parsed
 
-    def _respond(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        card = _card(action["card"])
-        self._check_order(seat, "respond")
+    def _respond(self, seat: int, card: str) -> list[Event]:
         state = self.state
         duel = state.duel
         assert duel is not None
@@ -306,13 +232,22 @@ class WilliWacker(Game):
         return events
 
     def _pass(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        self._check_order(seat, "pass")
         events: list[Event] = [{"type": "pass", "seat": seat}]
-        if self.state.phase == "after_flora":
+        if self.state.phase == Phase.AFTER_FLORA:
             self._end_turn(events)
         else:
             self._settle(events)
         return events
+
+    moves = {
+        "lay": Move(_lay, {"cards": list}, parse=_lay_cards, phases=frozenset({Phase.TURN})),
+        "extend": Move(_extend, {"tray": str, "cards": list}, parse=_extension,
+                       phases=frozenset({Phase.TURN, Phase.AFTER_FLORA})),
+        "action": Move(_action, {"card": str}, {"tray": str, "picks": dict}, parse=_action_card,
+                       phases=frozenset({Phase.TURN})),
+        "respond": Move(_respond, {"card": str}, parse=_answer, phases=frozenset({Phase.RESPOND})),
+        "pass": Move(_pass, phases=frozenset({Phase.RESPOND, Phase.AFTER_FLORA})),
+    }
 
     # -- duels ----------------------------------------------------------------
 
@@ -335,7 +270,7 @@ class WilliWacker(Game):
         state = self.state
         assert state.duel is not None
         if state.hands[state.duel.asked]:
-            state.phase = "respond"
+            state.phase = Phase.RESPOND
         else:
             self._settle(events)
 
@@ -361,7 +296,7 @@ class WilliWacker(Game):
         events.append({"type": "tray_stolen", "seat": duel.thief, "victim": duel.victim,
                        "tray": tray.id})
         if state.hands[duel.thief]:
-            state.phase = "after_flora"
+            state.phase = Phase.AFTER_FLORA
             state.stolen_tray = tray.id
         else:
             self._end_turn(events)
@@ -405,7 +340,7 @@ class WilliWacker(Game):
     def _end_turn(self, events: list[Event]) -> None:
         """Draw up to 7, end the round if due, else pass the turn clockwise."""
         state = self.state
-        state.duel, state.stolen_tray, state.phase = None, None, "turn"
+        state.duel, state.stolen_tray, state.phase = None, None, Phase.TURN
         self._draw_up(state.turn, events)
         if self._round_done():
             self._end_round(events)
@@ -432,7 +367,7 @@ class WilliWacker(Game):
         state.hands, state.talon = deal_round(state.seed, state.round, state.seats,
                                               state.setup_rounds)
         state.trays, state.discard, state.trays_laid = [], [], 0
-        state.phase, state.turn = "turn", (state.dealer + 1) % state.seats
+        state.phase, state.turn = Phase.TURN, (state.dealer + 1) % state.seats
         events.append({"type": "deal", "round": state.round, "dealer": state.dealer,
                        "talon_size": len(state.talon)})
         self._begin_turn(events)
@@ -447,7 +382,7 @@ class WilliWacker(Game):
                        "scores": list(state.scores)})
         best = max(state.scores)
         if best >= state.options["target"] or state.round >= state.options["max_rounds"]:
-            state.phase = "over"
+            state.phase = Phase.OVER
             state.winners = [seat for seat, total in enumerate(state.scores) if total == best]
             events.append({"type": "game_over", "winners": list(state.winners),
                            "scores": list(state.scores)})
@@ -460,6 +395,7 @@ class WilliWacker(Game):
 
     def view(self, seat: int | None) -> View:
         """Own hand only; other hands and the talon as counts; duels and trays public."""
+        seat = self.viewer(seat)
         state = self.state
         picture: View = {
             "game": self.name,
@@ -478,13 +414,13 @@ class WilliWacker(Game):
             "duel": state.duel.public() if state.duel else None,
             "stolen_tray": state.stolen_tray,
             "scores": list(state.scores),
-            "completed_rounds": [dict(entry) for entry in state.completed_rounds],
+            "completed_rounds": json_copy(state.completed_rounds),
             "over": self.over,
             "winners": list(state.winners),
+            "legal": [] if seat is None else self.legal_actions(seat),
         }
         if seat is not None:
             picture["hand"] = list(state.hands[seat])
-            picture["legal"] = self.legal_actions(seat)
         return picture
 
     def summary(self) -> dict[str, Any]:
@@ -502,7 +438,7 @@ class WilliWacker(Game):
             "trays": [tray.public() for tray in state.face_up()],
             "drunk": state.drunk(),
             "scores": list(state.scores),
-            "completed_rounds": [dict(entry) for entry in state.completed_rounds],
+            "completed_rounds": json_copy(state.completed_rounds),
             "duel": state.duel.public() if state.duel else None,
             "over": self.over,
             "winners": list(state.winners),

@@ -10,7 +10,7 @@ from shared.games.wacker.cards import (
     TRINK,
     ZAPFENSTREICH,
 )
-from shared.games.wacker.state import Tray, WackerState
+from shared.games.wacker.state import Phase, Tray, WackerState
 from shared.games.wacker.trays import beer_counts, extension_options, lay_options
 
 
@@ -67,9 +67,9 @@ def legal_actions(state: WackerState, seat: int, acting: list[int]) -> list[Acti
     """Every distinct action ``seat`` may take now (``acting``: the seats owing one)."""
     if seat not in acting:
         return []
-    if state.phase == "turn":
+    if state.phase == Phase.TURN:
         return turn_actions(state, seat)
-    if state.phase == "respond":
+    if state.phase == Phase.RESPOND:
         return answers(state, seat)
     stolen = state.tray(str(state.stolen_tray))
     assert stolen is not None

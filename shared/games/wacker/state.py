@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from shared.games.record import Record, records
 from shared.games.wacker.cards import beers
 
 
+class Phase(StrEnum):
+    """What the table is waiting for (see :class:`WackerState`)."""
+
+    TURN = "turn"
+    RESPOND = "respond"
+    AFTER_FLORA = "after_flora"
+    OVER = "over"
+
+
 @dataclass
-class Tray:
+class Tray(Record):
     """Beer cards laid together; face up until drunk (then safe and scoring)."""
 
     id: str
@@ -29,7 +39,7 @@ class Tray:
 
 
 @dataclass
-class Duel:
+class Duel(Record):
     """An exchange of answers started by FLORA or SCHNORRER, one victim at a time.
 
     ``asked`` owes the next answer; ``last_pruegel`` is who played the latest
@@ -58,13 +68,20 @@ class Duel:
                 "tray": self.tray, "victims_left": list(self.victims)}
 
 
+def duel_or_none(stored: dict[str, Any] | None) -> Duel | None:
+    """The duel from its JSON form (None: no duel running)."""
+    return Duel.restore(stored) if stored else None
+
+
 @dataclass
-class WackerState:
+class WackerState(Record):
     """Everything the engine knows; ``to_dict``/``from_dict`` round-trip it exactly.
 
     ``phase`` is ``turn`` (the seat on turn plays), ``respond`` (a duel waits for
     ``duel.asked``), ``after_flora`` (the thief may extend ``stolen_tray``) or ``over``.
     """
+
+    restorers = {"phase": Phase, "trays": records(Tray), "duel": duel_or_none}
 
     seats: int
     seed: int
@@ -73,7 +90,7 @@ class WackerState:
     round: int
     dealer: int
     turn: int
-    phase: str
+    phase: Phase
     hands: list[list[str]]
     talon: list[str]
     trays: list[Tray]
@@ -101,33 +118,3 @@ class WackerState:
             if tray.drunk:
                 totals[tray.owner] += tray.beers
         return totals
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-compatible copy of the whole state."""
-        data: dict[str, Any] = _copy(vars(self))
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WackerState:
-        """Inverse of :meth:`to_dict`."""
-        values = _copy(dict(data))
-        values["trays"] = [Tray(**tray) for tray in values["trays"]]
-        values["duel"] = Duel(**values["duel"]) if values.get("duel") else None
-        return cls(**values)
-
-
-def _copy(value: Any) -> Any:
-    """Deep copy of JSON-like data (trays and duels as dicts), sharing nothing with the source.
-
-    Hand-written because ``dataclasses.asdict`` is far slower, and services store
-    the state after every action.
-    """
-    if isinstance(value, list):
-        if value and isinstance(value[0], str | int):  # lists of the state are homogeneous
-            return list(value)
-        return [_copy(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _copy(item) for key, item in value.items()}
-    if isinstance(value, Tray | Duel):
-        return _copy(vars(value))
-    return value

@@ -12,6 +12,7 @@ from typing import Any
 
 from shared.games.base import derived_rng
 from shared.games.errors import SetupError
+from shared.games.record import json_copy
 from shared.games.waldi.cards import SET_SIZE, card_sets
 
 ROUNDS = 3
@@ -49,18 +50,15 @@ def _parse_round(entry: Any, seats: int, round_no: int) -> Piles:
         valid = all(sets.is_card(card) for card in cards)
         if not valid or Counter(cards) != Counter(sets.sets[seat]):
             raise SetupError(f"round {round_no}, seat {seat}: the piles must be exactly its set")
-    return copy_piles(piles)
-
-
-def copy_piles(piles: Piles) -> Piles:
-    """A deep copy of one deal."""
-    return [[list(pile) for pile in seat_piles] for seat_piles in piles]
+    piles_copy: Piles = json_copy(piles)
+    return piles_copy
 
 
 def deal_round(seed: int, round_no: int, seats: int, fixed: list[Piles]) -> Piles:
     """The piles of a round: from the setup if it lists the round, else shuffled from the seed."""
     if round_no <= len(fixed):
-        return copy_piles(fixed[round_no - 1])
+        listed: Piles = json_copy(fixed[round_no - 1])
+        return listed
     piles: Piles = []
     for seat in range(seats):
         cards = list(card_sets().sets[seat])

@@ -11,103 +11,51 @@ The engine has no clock. A server that keeps a round time limit (option
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any
 
-from shared.games.base import (
-    Action,
-    Event,
-    Game,
-    View,
-    check_options,
-    check_seat_count,
-    require_fields,
-)
+from shared.games.base import Action, Event, View
+from shared.games.engine import Engine, Move
 from shared.games.errors import ErrorCode, RuleError, SetupError
+from shared.games.record import json_copy
 from shared.games.waldi import scoring
 from shared.games.waldi.cards import has_cat, is_head, is_tail, left_colour, right_colour
 from shared.games.waldi.deal import PILES, ROUNDS, deal_round, parse_setup
-from shared.games.waldi.state import Dog, WaldiState, copy_dog, copy_result
+from shared.games.waldi.state import Dog, WaldiState
 
 TOKENS = 6
-#: A round ends by Stop within about two minutes of quick play; the limit (RULES.md) ends one
-#: that never would, so that every game ends: at most ROUNDS times the limit.
-DEFAULT_ROUND_SECONDS = 180
+#: The longest round time limit a table may set (the default is in the catalogue).
 MAX_ROUND_SECONDS = 3600
-DEFAULT_OPTIONS: dict[str, Any] = {"round_seconds": DEFAULT_ROUND_SECONDS}
 
 #: Why a round ended, as the ``round_over`` event says.
 END_STOP, END_DEAD, END_TIME = "stop", "dead_end", "time_up"
 
 
-class WieWaldi(Game):
+class WieWaldi(Engine[WaldiState], game="wie-waldi"):
     """Three rounds of everybody building dachshunds at once."""
 
-    name: ClassVar[str] = "wie-waldi"
-    min_seats: ClassVar[int] = 2
-    max_seats: ClassVar[int] = 4
-    simultaneous: ClassVar[bool] = True
-
-    def __init__(self, state: WaldiState) -> None:
-        self._s = state
-        self._handlers: dict[str, Callable[[int, Mapping[str, Any]], list[Event]]] = {
-            "draw": self._draw, "return": self._return,
-            "place_head": self._place_head, "attach": self._attach,
-        }
-
-    # -- creation and storage -------------------------------------------------
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> WieWaldi:
-        """Deal round 1 from the setup or the seed."""
-        seats = check_seat_count(cls, seats)
-        # round_seconds may be any number or null (checked below), so check_options sees no type.
-        opts = check_options({**DEFAULT_OPTIONS, **(options or {})}, dict.fromkeys(DEFAULT_OPTIONS))
-        limit = opts["round_seconds"]
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> WaldiState:
+        """Check the round time limit; deal round 1 from the setup or the seed."""
+        limit = options["round_seconds"]
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int | float)
                                   or not 0 < limit <= MAX_ROUND_SECONDS):
             raise SetupError(f"option 'round_seconds' must be a number of seconds above 0 and "
                              f"at most {MAX_ROUND_SECONDS}, or null")
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise SetupError("the seed must be an integer")
         fixed = parse_setup(setup, seats)
-        state = WaldiState(
-            seats=seats, options=opts, seed=seed, fixed_deals=fixed, round=1,
+        return WaldiState(
+            seats=seats, options=options, seed=seed, fixed_deals=fixed, round=1,
             piles=deal_round(seed, 1, seats, fixed), held=[None] * seats,
             held_from=[None] * seats, dogs=[], tokens_left=[TOKENS] * seats,
             discarded=[[] for _ in range(seats)], scores=[0] * seats, completed_rounds=[],
             over=False, winners=[])
-        return cls(state)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WieWaldi:
-        """Restore a game stored by :meth:`to_dict`."""
-        return cls(WaldiState.from_dict(data))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The complete state (JSON-compatible)."""
-        return self._s.to_dict()
-
-    @property
-    def seat_count(self) -> int:
-        """Number of players."""
-        return self._s.seats
-
-    @property
-    def over(self) -> bool:
-        """True after the third round."""
-        return self._s.over
-
-    def winners(self) -> list[int]:
-        """Seats with the most bone points once over."""
-        return list(self._s.winners)
 
     # -- who may do what --------------------------------------------------------
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Plays of the held card first, then ``return``; with an empty hand, the draws."""
-        s = self._s
+        s = self.state
         if s.over or not 0 <= seat < s.seats:
             return []
         card = s.held[seat]
@@ -122,7 +70,7 @@ class WieWaldi(Game):
 
     def to_act(self) -> list[int]:
         """Every seat that holds a card or still has a pile to draw from."""
-        s = self._s
+        s = self.state
         if s.over:
             return []
         return [seat for seat in range(s.seats)
@@ -135,34 +83,20 @@ class WieWaldi(Game):
 
     # -- actions ------------------------------------------------------------------
 
-    def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        """Validate completely, then change the state; refusals change nothing."""
-        seat = self.check_seat(seat)
-        if not isinstance(action, Mapping):
-            raise RuleError(ErrorCode.INVALID_ACTION, "an action is an object with a 'type'")
-        kind = action.get("type")
-        handler = self._handlers.get(kind) if isinstance(kind, str) else None
-        if handler is None:
-            raise RuleError(ErrorCode.INVALID_ACTION, f"unknown action type {action.get('type')!r}")
-        return handler(seat, action)
-
-    def _check_live(self) -> None:
-        if self._s.over:
-            raise RuleError(ErrorCode.GAME_OVER, "the game has ended")
-
     def _held_card(self, seat: int, verb: str) -> str:
-        card = self._s.held[seat]
+        card = self.state.held[seat]
         if card is None:
             raise RuleError(ErrorCode.NOT_ALLOWED, f"cannot {verb}: seat {seat} holds no card")
         return card
 
-    def _draw(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        require_fields(action, {"pile": int})
-        pile = action["pile"]
+    def _pile(self, seat: int, action: Mapping[str, Any]) -> int:
+        pile = int(action["pile"])
         if not 0 <= pile < PILES:
             raise RuleError(ErrorCode.INVALID_ACTION, f"there is no pile {pile} (0-{PILES - 1})")
-        self._check_live()
-        s = self._s
+        return pile
+
+    def _draw(self, seat: int, pile: int) -> list[Event]:
+        s = self.state
         if s.held[seat] is not None:
             raise RuleError(ErrorCode.NOT_ALLOWED, "already holding a card: play or return it")
         if not s.piles[seat][pile]:
@@ -172,9 +106,7 @@ class WieWaldi(Game):
         return [{"type": "draw", "seat": seat, "pile": pile}]
 
     def _return(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        require_fields(action, {})
-        self._check_live()
-        s = self._s
+        s = self.state
         card = self._held_card(seat, "return a card")
         pile = s.held_from[seat]
         assert pile is not None
@@ -183,9 +115,7 @@ class WieWaldi(Game):
         return [{"type": "return", "seat": seat, "pile": pile}]
 
     def _place_head(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        require_fields(action, {})
-        self._check_live()
-        s = self._s
+        s = self.state
         card = self._held_card(seat, "place a head")
         if not is_head(card):
             raise RuleError(ErrorCode.NOT_ALLOWED, f"only a head starts a dog, not {card}")
@@ -196,13 +126,15 @@ class WieWaldi(Game):
         events: list[Event] = [{"type": "place_head", "seat": seat, "card": card, "dog": dog["id"]}]
         return events + self._after_placement(seat)
 
-    def _attach(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        require_fields(action, {"dog": str}, {"at": int})
+    def _length_seen(self, seat: int, action: Mapping[str, Any]) -> Mapping[str, Any]:
         at = action.get("at")
         if at is not None and at < 0:
             raise RuleError(ErrorCode.INVALID_ACTION, "'at' is a dog length and cannot be negative")
-        self._check_live()
-        s = self._s
+        return action
+
+    def _attach(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        at = action.get("at")
+        s = self.state
         dog = s.find_dog(action["dog"])
         if dog is None or dog["complete"]:
             state = "is complete" if dog else "is not on the table"
@@ -226,19 +158,27 @@ class WieWaldi(Game):
             events.append(self._complete(dog, seat))
         return events + self._after_placement(seat)
 
+    # Every seat may act at any time: no move waits for a turn or a phase.
+    moves = {
+        "draw": Move(_draw, {"pile": int}, parse=_pile, on_turn=False),
+        "return": Move(_return, on_turn=False),
+        "place_head": Move(_place_head, on_turn=False),
+        "attach": Move(_attach, {"dog": str}, {"at": int}, parse=_length_seen, on_turn=False),
+    }
+
     def _complete(self, dog: Dog, seat: int) -> Event:
         """The tail's layer puts a token on the dog; the cat decides the owner."""
         dog["complete"] = True
         dog["owner"] = seat if has_cat(dog["cards"][-1]) else dog["by"][0]
-        self._s.tokens_left[seat] -= 1
+        self.state.tokens_left[seat] -= 1
         return {"type": "dog_complete", "dog": dog["id"], "owner": dog["owner"],
-                "token_by": seat, "tokens_left": self._s.tokens_left[seat]}
+                "token_by": seat, "tokens_left": self.state.tokens_left[seat]}
 
     def _after_placement(self, seat: int) -> list[Event]:
         """Stop on the last token; otherwise end the round if nobody can ever play again."""
-        if self._s.tokens_left[seat] == 0:
+        if self.state.tokens_left[seat] == 0:
             return [{"type": "stop", "seat": seat}, *self._end_round(END_STOP, seat)]
-        if self._s.dead_end():
+        if self.state.dead_end():
             return self._end_round(END_DEAD, None)
         return []
 
@@ -249,7 +189,7 @@ class WieWaldi(Game):
         names a round that is no longer running, nothing happens. Refused with
         NOT_ALLOWED on a table without ``round_seconds``.
         """
-        s = self._s
+        s = self.state
         if s.options["round_seconds"] is None:
             raise RuleError(ErrorCode.NOT_ALLOWED, "this table has no round time limit")
         if s.over or (round_no is not None and round_no != s.round):
@@ -258,7 +198,7 @@ class WieWaldi(Game):
 
     def _end_round(self, end: str, stopped_by: int | None) -> list[Event]:
         """Discard held cards, score, then deal the next round or finish the game."""
-        s = self._s
+        s = self.state
         for seat, card in enumerate(s.held):
             if card is not None:
                 s.discarded[seat].append(card)
@@ -293,25 +233,24 @@ class WieWaldi(Game):
 
     def view(self, seat: int | None) -> View:
         """Own held card only; piles as sizes; the table, tokens and scores are public."""
-        s = self._s
-        if seat is not None:
-            seat = self.check_seat(seat)
+        seat = self.viewer(seat)
+        s = self.state
         own = s.held[seat] if seat is not None else None
         return {
             "game": self.name,
             "seat": seat,
             "round": s.round,
             "rounds": ROUNDS,
-            "phase": "over" if s.over else "play",
+            "phase": s.phase,
             "round_seconds": s.options["round_seconds"],
             "hand": [own] if own is not None else [],
             "hand_pile": s.held_from[seat] if seat is not None else None,
             "holding": [card is not None for card in s.held],
             "pile_sizes": [[len(pile) for pile in seat_piles] for seat_piles in s.piles],
-            "dogs": [copy_dog(dog) for dog in s.dogs],
+            "dogs": json_copy(s.dogs),
             "tokens_left": list(s.tokens_left),
             "scores": list(s.scores),
-            "completed_rounds": [copy_result(r) for r in s.completed_rounds],
+            "completed_rounds": json_copy(s.completed_rounds),
             "to_act": self.to_act(),
             "over": s.over,
             "winners": list(s.winners),
@@ -320,7 +259,7 @@ class WieWaldi(Game):
 
     def summary(self) -> dict[str, Any]:
         """The conformance state fields (full information), ``visible`` built from views."""
-        s = self._s
+        s = self.state
         views = [self.view(seat) for seat in range(s.seats)]
         public = views[0]
         return {

@@ -6,12 +6,21 @@ stored form; the engine owns every change.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypedDict
 
+from shared.games.record import Record
 from shared.games.waldi.cards import is_head, left_colour, right_colour
-from shared.games.waldi.deal import Piles, copy_piles
+from shared.games.waldi.deal import Piles
+
+
+class Phase(StrEnum):
+    """Every seat plays at once until the game is over."""
+
+    PLAY = "play"
+    OVER = "over"
 
 
 class Dog(TypedDict):
@@ -33,7 +42,7 @@ class RoundResult(TypedDict):
 
 
 @dataclass
-class WaldiState:
+class WaldiState(Record):
     """Options, seed, the explicit deals of a setup, and the live round."""
 
     seats: int
@@ -54,24 +63,10 @@ class WaldiState:
     over: bool
     winners: list[int]
 
-    def to_dict(self) -> dict[str, Any]:
-        """A deep copy as JSON data (copied field by field: the server does this per action)."""
-        return {
-            "seats": self.seats, "options": dict(self.options), "seed": self.seed,
-            "fixed_deals": [copy_piles(piles) for piles in self.fixed_deals],
-            "round": self.round, "piles": copy_piles(self.piles), "held": list(self.held),
-            "held_from": list(self.held_from), "dogs": [copy_dog(dog) for dog in self.dogs],
-            "tokens_left": list(self.tokens_left),
-            "discarded": [list(cards) for cards in self.discarded],
-            "scores": list(self.scores),
-            "completed_rounds": [copy_result(result) for result in self.completed_rounds],
-            "over": self.over, "winners": list(self.winners),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WaldiState:
-        """Restore from :meth:`to_dict` output (copied, so the caller's data stays its own)."""
-        return cls(**cls(**data).to_dict())
+    @property
+    def phase(self) -> Phase:
+        """Play, until the third round is over."""
+        return Phase.OVER if self.over else Phase.PLAY
 
     def find_dog(self, dog_id: str) -> Dog | None:
         """The dog with this id in the current round, if any."""
@@ -104,14 +99,3 @@ class WaldiState:
         ends = self.open_ends()
         return not any(is_head(card) or left_colour(card) in ends for card in self.unplayed())
 
-
-def copy_dog(dog: Dog) -> Dog:
-    """A deep copy of a dog."""
-    return {"id": dog["id"], "cards": list(dog["cards"]), "by": list(dog["by"]),
-            "complete": dog["complete"], "owner": dog["owner"]}
-
-
-def copy_result(result: RoundResult) -> RoundResult:
-    """A deep copy of a round's result."""
-    return {"cards_won": list(result["cards_won"]), "points": list(result["points"]),
-            "stopped_by": result["stopped_by"]}

@@ -9,19 +9,13 @@ inside :meth:`Willi.apply`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from shared.games.base import (
-    Action,
-    Event,
-    Game,
-    View,
-    check_options,
-    check_seat_count,
-    require_fields,
-)
-from shared.games.errors import ErrorCode, RuleError, SetupError
+from shared.games.base import Action, Event, View
+from shared.games.engine import Engine, Move
+from shared.games.errors import ErrorCode, RuleError
+from shared.games.record import json_copy
 from shared.games.willi.cards import colour, is_card, sorted_hand
 from shared.games.willi.deal import deal_round, parse_setup
 from shared.games.willi.rules import (
@@ -40,77 +34,24 @@ from shared.games.willi.rules import (
     playable,
     start_position,
 )
-from shared.games.willi.state import FinishedTrick, WilliState, copy_results
-
-#: Fields of each action type (besides "type"); card fields use card notation.
-#: Each type is carried out by the method ``_<type>`` once it has been verified.
-ACTION_FIELDS: dict[str, dict[str, type]] = {
-    "discard": {"card": str},
-    "play": {"card": str},
-    "meinz": {},
-    "pass": {},
-    "exchange": {"give": str, "take": str},
-}
-#: Which action types each phase accepts.
-PHASE_ACTIONS: dict[str, frozenset[str]] = {
-    "discard": frozenset({"discard"}),
-    "play": frozenset({"play"}),
-    "call": frozenset({"meinz", "pass"}),
-    "exchange": frozenset({"exchange", "pass"}),
-    "over": frozenset(),
-}
+from shared.games.willi.state import FinishedTrick, Phase, WilliState
 
 
-class Willi(Game):
+class Willi(Engine[WilliState], game="willi"):
     """A game of Willi for 4 people, or 3 people and the card monster."""
 
-    name = "willi"
-    min_seats = 3
-    max_seats = 4
-
-    def __init__(self, state: WilliState) -> None:
-        self.state = state
-
-    # -- creation and storage -------------------------------------------------
-
     @classmethod
-    def new(cls, seats: int, options: Mapping[str, Any] | None = None, seed: int = 0,
-            setup: Mapping[str, Any] | None = None) -> Willi:
-        """Deal round 1 from the setup or the seed; Willi has no options."""
-        people = check_seat_count(cls, seats)
-        check_options(options, {})
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise SetupError(f"seed must be an integer, got {seed!r}")
-        state = WilliState(people=people, seed=seed, deals=parse_setup(setup), round=1,
-                           phase="discard", hands=[], discards=[], leader=0)
-        game = cls(state)
-        game._start_round()
-        return game
+    def initial_state(cls, seats: int, options: dict[str, Any], seed: int,
+                      setup: Mapping[str, Any] | None) -> WilliState:
+        """Willi has no options; the setup may fix the deals of some rounds."""
+        return WilliState(people=seats, seed=seed, deals=parse_setup(setup), round=1,
+                          phase=Phase.DISCARD, hands=[], discards=[], leader=0)
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Willi:
-        """Restore a game stored by :meth:`to_dict`."""
-        return cls(WilliState.from_dict(data))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The complete state, hidden cards included (for storage, never for players)."""
-        return self.state.to_dict()
+    def start(self) -> None:
+        """Deal round 1."""
+        self._start_round()
 
     # -- queries ----------------------------------------------------------------
-
-    @property
-    def seat_count(self) -> int:
-        """People at the table (the monster is not one of them)."""
-        return self.state.people
-
-    @property
-    def over(self) -> bool:
-        """True after round 8 has been scored."""
-        return self.state.phase == "over"
-
-    def winners(self) -> list[int]:
-        """People with the most points once over."""
-        return list(self.state.winners)
 
     def tricks_taken(self) -> list[int]:
         """Tricks won this round, per position (exchange still pending included)."""
@@ -122,13 +63,13 @@ class Willi(Game):
     def to_act(self) -> list[int]:
         """Seats that owe a decision now; never the monster, which acts by itself."""
         state = self.state
-        if state.phase == "discard":
+        if state.phase == Phase.DISCARD:
             return [seat for seat in range(state.people) if state.discards[seat] is None]
-        if state.phase == "play":
+        if state.phase == Phase.PLAY:
             return [self._turn()]
-        if state.phase == "call":
+        if state.phase == Phase.CALL:
             return [state.asking[0]]
-        if state.phase == "exchange":
+        if state.phase == Phase.EXCHANGE:
             return [state.finished[-1].winner]
         return []
 
@@ -137,11 +78,11 @@ class Willi(Game):
         if seat not in self.to_act():
             return []
         state, hand = self.state, self.state.hands[seat]
-        if state.phase == "discard":
+        if state.phase == Phase.DISCARD:
             return [{"type": "discard", "card": card} for card in hand]
-        if state.phase == "play":
+        if state.phase == Phase.PLAY:
             return [{"type": "play", "card": card} for card in playable(hand, self._lead())]
-        if state.phase == "call":
+        if state.phase == Phase.CALL:
             return [{"type": "meinz"}, {"type": "pass"}]
         swaps = exchange_pairs(hand, [card for _, card in state.trick])
         return [{"type": "pass"}] + [{"type": "exchange", "give": give, "take": take}
@@ -149,8 +90,7 @@ class Willi(Game):
 
     def view(self, seat: int | None) -> View:
         """What ``seat`` (``None``: a spectator) may know: own hand, the table, results."""
-        if seat is not None:
-            self.check_seat(seat)
+        seat = self.viewer(seat)
         state = self.state
         return {
             "game": self.name,
@@ -167,13 +107,13 @@ class Willi(Game):
                       for owner, hand in enumerate(state.hands)],
             "hand_sizes": [len(hand) for hand in state.hands],
             "discarded": [card is not None for card in state.discards],
-            "trick": [[player, card] for player, card in state.trick],
+            "trick": json_copy(state.trick),
             "caller": state.caller,
             "tricks_taken": self.tricks_taken(),
             "trick_winners": [trick.winner for trick in state.finished],
-            "tricks": [trick.to_dict() for trick in state.finished],
+            "tricks": json_copy(state.finished),
             "scores": list(state.scores),
-            "completed_rounds": copy_results(self.state.completed_rounds),
+            "completed_rounds": json_copy(state.completed_rounds),
             "over": self.over,
             "winners": self.winners(),
         }
@@ -185,13 +125,13 @@ class Willi(Game):
             "round": state.round,
             "phase": state.phase,
             "to_act": self.to_act(),
-            "hands": [list(hand) for hand in state.hands],
-            "trick": [[player, card] for player, card in state.trick],
+            "hands": json_copy(state.hands),
+            "trick": json_copy(state.trick),
             "caller": state.caller,
             "tricks_taken": self.tricks_taken(),
             "trick_winners": [trick.winner for trick in state.finished],
             "scores": list(state.scores),
-            "completed_rounds": copy_results(self.state.completed_rounds),
+            "completed_rounds": json_copy(state.completed_rounds),
             "over": self.over,
             "winners": self.winners(),
             "visible": [self.view(seat)["hands"] for seat in range(state.people)],
@@ -200,87 +140,78 @@ class Willi(Game):
     # -- actions ----------------------------------------------------------------
 
     def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        """Check the action completely, then carry it out and let the monster move."""
-        kind = self._parse(seat, action)
-        self._verify(seat, kind, action)
-        handler: Callable[[int, Mapping[str, Any]], list[Event]] = getattr(self, f"_{kind}")
-        return handler(seat, action) + self._run_monster()
+        """Check and carry out the action (see :class:`Engine`), then let the monster move."""
+        return super().apply(seat, action) + self._run_monster()
 
-    def _parse(self, seat: int, action: Mapping[str, Any]) -> str:
-        """Refuse malformed actions (INVALID_ACTION); return the action type."""
-        self.check_seat(seat)
-        if not isinstance(action, Mapping):
-            raise RuleError(ErrorCode.INVALID_ACTION, "an action is an object")
-        kind = action.get("type")
-        if not isinstance(kind, str) or kind not in ACTION_FIELDS:
-            raise RuleError(ErrorCode.INVALID_ACTION, f"unknown action type {kind!r}")
-        require_fields(action, ACTION_FIELDS[kind])
-        for name in ACTION_FIELDS[kind]:
-            if not is_card(action[name]):
-                raise RuleError(ErrorCode.INVALID_ACTION, f"'{action[name]}' is not a card")
-        return kind
+    def _named_cards(self, seat: int, action: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Refuse card fields that are not cards in notation (INVALID_ACTION)."""
+        for name, named in action.items():
+            if name != "type" and not is_card(named):
+                raise RuleError(ErrorCode.INVALID_ACTION, f"'{named}' is not a card")
+        return action
 
-    def _verify(self, seat: int, kind: str, action: Mapping[str, Any]) -> None:
-        """Refuse actions the rules forbid now, in the codes' precedence order."""
-        state = self.state
-        if self.over:
-            raise RuleError(ErrorCode.GAME_OVER, "the game is over")
-        if kind not in PHASE_ACTIONS[state.phase]:
-            raise RuleError(ErrorCode.WRONG_PHASE, f"no {kind} in the {state.phase} phase")
-        if seat not in self.to_act():
-            raise RuleError(ErrorCode.NOT_YOUR_TURN, f"seat {seat} does not act now")
-        hand = state.hands[seat]
-        if kind in ("discard", "play") and action["card"] not in hand:
-            raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"{action['card']} is not in the hand")
-        if kind == "play" and action["card"] not in playable(hand, self._lead()):
-            raise RuleError(ErrorCode.MUST_FOLLOW,
-                            f"{action['card']} matches neither colour nor number of {self._lead()}")
-        if kind == "exchange":
-            give, take = action["give"], action["take"]
-            if give not in hand:
-                raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"{give} is not in the hand")
-            if take not in [card for _, card in state.trick]:
-                raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"{take} is not in the trick")
-            if colour(give) != colour(take):
-                raise RuleError(ErrorCode.NOT_ALLOWED,
-                                f"{give} and {take} differ in colour: only same colours swap")
+    def _in_hand(self, seat: int, card: str) -> list[str]:
+        """The seat's hand, if it holds ``card`` (else CARD_NOT_IN_HAND)."""
+        hand = self.state.hands[seat]
+        if card not in hand:
+            raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"{card} is not in the hand")
+        return hand
 
     def _discard(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
         state = self.state
-        state.hands[seat].remove(action["card"])
+        self._in_hand(seat, action["card"]).remove(action["card"])
         state.discards[seat] = action["card"]
         events: list[Event] = [{"type": "discarded", "seat": seat}]
         if not self.to_act():
-            state.phase = "play"
+            state.phase = Phase.PLAY
             events.append({"type": "play_started", "round": state.round, "leader": state.leader})
         return events
 
     def _play(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
-        return self._play_card(seat, action["card"])
+        card = action["card"]
+        if card not in playable(self._in_hand(seat, card), self._lead()):
+            raise RuleError(ErrorCode.MUST_FOLLOW,
+                            f"{card} matches neither colour nor number of {self._lead()}")
+        return self._play_card(seat, card)
 
     def _meinz(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
         state = self.state
-        state.caller, state.asking, state.phase = seat, [], "play"
+        state.caller, state.asking, state.phase = seat, [], Phase.PLAY
         return [{"type": "meinz", "seat": seat}]
 
     def _pass(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
         state = self.state
-        if state.phase == "exchange":
+        if state.phase == Phase.EXCHANGE:
             return [{"type": "no_exchange", "seat": seat}, *self._clear_table()]
         state.asking.pop(0)
         if not state.asking:
-            state.phase = "play"
+            state.phase = Phase.PLAY
         return [{"type": "passed", "seat": seat}]
 
     def _exchange(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
         state = self.state
         give, take = action["give"], action["take"]
-        hand = state.hands[seat]
+        hand = self._in_hand(seat, give)
+        if take not in [card for _, card in state.trick]:
+            raise RuleError(ErrorCode.CARD_NOT_IN_HAND, f"{take} is not in the trick")
+        if colour(give) != colour(take):
+            raise RuleError(ErrorCode.NOT_ALLOWED,
+                            f"{give} and {take} differ in colour: only same colours swap")
         hand.remove(give)
         state.hands[seat] = sorted_hand([*hand, take])
         state.finished[-1].exchange = (give, take)
         return [{"type": "exchanged", "seat": seat, "give": give, "take": take},
                 *self._clear_table()]
+
+    moves = {
+        "discard": Move(_discard, {"card": str}, parse=_named_cards,
+                        phases=frozenset({Phase.DISCARD})),
+        "play": Move(_play, {"card": str}, parse=_named_cards, phases=frozenset({Phase.PLAY})),
+        "meinz": Move(_meinz, phases=frozenset({Phase.CALL})),
+        "pass": Move(_pass, phases=frozenset({Phase.CALL, Phase.EXCHANGE})),
+        "exchange": Move(_exchange, {"give": str, "take": str}, parse=_named_cards,
+                         phases=frozenset({Phase.EXCHANGE})),
+    }
 
     # -- flow -------------------------------------------------------------------
 
@@ -296,7 +227,7 @@ class Willi(Game):
         """Play the monster's top card whenever it is its turn (it never follows suit)."""
         events: list[Event] = []
         state = self.state
-        while state.people < POSITIONS and state.phase == "play" and self._turn() == MONSTER:
+        while state.people < POSITIONS and state.phase == Phase.PLAY and self._turn() == MONSTER:
             events += self._play_card(MONSTER, state.hands[MONSTER][0])
         return events
 
@@ -313,7 +244,7 @@ class Willi(Game):
         window = [] if state.caller is not None else call_window(
             [player for player, _ in state.trick], askable)
         state.asking = window
-        state.phase = "call" if window else "play"
+        state.phase = Phase.CALL if window else Phase.PLAY
         return events
 
     def _finish_trick(self) -> list[Event]:
@@ -328,7 +259,7 @@ class Willi(Game):
                                 "called": state.caller is not None}]
         if winner < state.people and can_exchange(state.hands[winner],
                                                    [card for _, card in state.trick]):
-            state.phase = "exchange"
+            state.phase = Phase.EXCHANGE
             return events
         return events + self._clear_table()
 
@@ -339,7 +270,7 @@ class Willi(Game):
         state.trick, state.caller = [], None
         if len(state.finished) == TRICKS_PER_ROUND:
             return self._end_round()
-        state.leader, state.phase = winner, "play"
+        state.leader, state.phase = winner, Phase.PLAY
         return []
 
     def _end_round(self) -> list[Event]:
@@ -357,7 +288,7 @@ class Willi(Game):
         events: list[Event] = [{"type": "round_over", "round": state.round, **result,
                                 "scores": list(state.scores)}]
         if state.round == ROUNDS:
-            state.phase = "over"
+            state.phase = Phase.OVER
             state.winners = game_winners(state.scores, state.people)
             return [*events, {"type": "game_over", "winners": list(state.winners),
                               "scores": list(state.scores)}]
@@ -373,5 +304,5 @@ class Willi(Game):
         state.discards = [None] * POSITIONS
         state.leader = start_position(state.round, state.people)
         state.trick, state.caller, state.asking, state.finished = [], None, [], []
-        state.phase = "discard"
+        state.phase = Phase.DISCARD
         return [{"type": "round_started", "round": state.round, "start_player": state.leader}]

@@ -6,23 +6,34 @@ may see is cut out of it by ``Willi.view`` alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, Self
 
+from shared.games.record import Record, records
 from shared.games.willi.cards import value
 
 Play = tuple[int, str]
 RoundResult = dict[str, list[int]]
 
 
-def copy_results(results: list[RoundResult]) -> list[RoundResult]:
-    """Independent copies of round results (``sums``, ``awards``, ``trick_winners``)."""
-    return [{key: list(values) for key, values in done.items()} for done in results]
+class Phase(StrEnum):
+    """What the table is waiting for."""
+
+    DISCARD = "discard"
+    PLAY = "play"
+    CALL = "call"
+    EXCHANGE = "exchange"
+    OVER = "over"
+
+
+def table_plays(stored: list[list[Any]]) -> list[Play]:
+    """Cards on a table from their JSON form ``[[seat, card], ...]``."""
+    return [(seat, card) for seat, card in stored]
 
 
 @dataclass
-class FinishedTrick:
+class FinishedTrick(Record):
     """A trick of the current round once its winner is known (public)."""
 
     plays: list[Play]
@@ -41,30 +52,32 @@ class FinishedTrick:
         return sum(value(card) for card in self.pile())
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form; also the public record shown in views."""
+        """JSON form (the exchange as ``{"give", "take"}``); also the public record in views."""
         give, take = self.exchange or (None, None)
         return {"plays": [[seat, card] for seat, card in self.plays], "winner": self.winner,
                 "caller": self.caller,
                 "exchange": None if give is None else {"give": give, "take": take}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> FinishedTrick:
+    def restore(cls, values: dict[str, Any]) -> Self:
         """Inverse of :meth:`to_dict`."""
-        swap = data["exchange"]
-        return cls([(seat, card) for seat, card in data["plays"]], data["winner"], data["caller"],
+        swap = values["exchange"]
+        return cls(table_plays(values["plays"]), values["winner"], values["caller"],
                    None if swap is None else (swap["give"], swap["take"]))
 
 
 @dataclass
-class WilliState:
+class WilliState(Record):
     """One game: setup inputs, the round in progress and the running totals."""
+
+    restorers = {"phase": Phase, "trick": table_plays, "finished": records(FinishedTrick)}
 
     people: int
     seed: int
     #: Explicit deals from the setup, by round; later rounds come from the seed.
     deals: list[list[list[str]]]
     round: int
-    phase: str
+    phase: Phase
     #: Four hands; with 3 people hand 3 is the monster's stack, top card first.
     hands: list[list[str]]
     #: Each person's secret discard of this round (hidden from everyone).
@@ -81,33 +94,7 @@ class WilliState:
     completed_rounds: list[RoundResult] = field(default_factory=list)
     winners: list[int] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-compatible copy of everything."""
-        return {
-            "people": self.people, "seed": self.seed,
-            "deals": [[list(hand) for hand in deal] for deal in self.deals],
-            "round": self.round, "phase": self.phase,
-            "hands": [list(hand) for hand in self.hands], "discards": list(self.discards),
-            "leader": self.leader, "trick": [[seat, card] for seat, card in self.trick],
-            "caller": self.caller, "asking": list(self.asking),
-            "finished": [trick.to_dict() for trick in self.finished],
-            "scores": list(self.scores),
-            "completed_rounds": copy_results(self.completed_rounds),
-            "winners": list(self.winners),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WilliState:
-        """Inverse of :meth:`to_dict` (copies, so the stored document stays untouched)."""
-        return cls(
-            people=data["people"], seed=data["seed"],
-            deals=[[list(hand) for hand in deal] for deal in data["deals"]],
-            round=data["round"], phase=data["phase"],
-            hands=[list(hand) for hand in data["hands"]], discards=list(data["discards"]),
-            leader=data["leader"], trick=[(seat, card) for seat, card in data["trick"]],
-            caller=data["caller"], asking=list(data["asking"]),
-            finished=[FinishedTrick.from_dict(trick) for trick in data["finished"]],
-            scores=list(data["scores"]),
-            completed_rounds=copy_results(data["completed_rounds"]),
-            winners=list(data["winners"]),
-        )
+    @property
+    def seats(self) -> int:
+        """Seats of people (the card monster is not one of them)."""
+        return self.people
