@@ -16,7 +16,7 @@ The seating is computed from the document and the recorded results alone
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import time
 import uuid
 from collections import Counter
@@ -33,7 +33,8 @@ from shared.metrics import (
     TOURNAMENT_TABLES_OPEN,
     TOURNAMENTS_RUNNING,
 )
-from shared.tasks import not_cancelled
+from shared.runtime import UNREACHABLE
+from shared.tasks import poll_forever
 
 log = get_logger("tournament.director")
 
@@ -53,13 +54,8 @@ class Director:
         self.holder = holder or uuid.uuid4().hex
 
     async def run_forever(self) -> None:
-        """Step the tournaments until cancelled."""
-        while not_cancelled():
-            try:
-                await self.run_once()
-            except Exception:
-                log.exception("director_step_failed")
-            await asyncio.sleep(STEP_SECONDS)
+        """Step the tournaments until cancelled (through Redis or NATS outages)."""
+        await poll_forever(self.run_once, STEP_SECONDS, log, "director_step_failed")
 
     async def run_once(self) -> None:
         """One step of every active tournament this director holds (or can take)."""
@@ -81,10 +77,12 @@ class Director:
         TOURNAMENT_TABLES_OPEN.set(open_tables)
 
     async def stop(self) -> None:
-        """Give up the leases held (a successor need not wait for them to expire)."""
+        """Give up the leases held, so a successor need not wait for them to expire (with
+        Redis away they simply expire)."""
         await self.tables.close()
-        for tournament_id in await self.store.active():
-            await self.store.release(tournament_id, self.holder)
+        with contextlib.suppress(*UNREACHABLE):
+            for tournament_id in await self.store.active():
+                await self.store.release(tournament_id, self.holder)
 
     async def step(self, tournament: Tournament, now: float) -> int:
         """Do whatever the tournament needs next (nothing, if it waits for players or games);

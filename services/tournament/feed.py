@@ -17,11 +17,14 @@ from services.tournament.core.standings import GameResult
 from services.tournament.model import Entry, Tournament
 from services.tournament.store import TournamentStore
 from shared.logs import get_logger
+from shared.tasks import poll_forever
 
 log = get_logger("tournament.feed")
 
 #: How often a watched tournament's history is polled.
 POLL_SECONDS = 0.2
+#: History entries read at most per poll.
+PAGE = 1000
 
 
 class _Tail:
@@ -43,31 +46,27 @@ class HistoryFeed:
         self.store = store
         self._tails: dict[str, _Tail] = {}
 
-    async def _poll(self, tournament_id: str, tail: _Tail) -> None:
-        while True:
-            try:
-                after = tail.entries[-1][0] if tail.entries else 0
-                found = await self.store.history(tournament_id, after, count=1000)
-                if found:
-                    snapshot = (await self.store.get(tournament_id),
-                                [result for result, _extra in await self.store.results(tournament_id)])
-            except Exception:
-                log.exception("history_poll_failed", tournament_id=tournament_id)
-                found = []
-            if found:
-                async with tail.changed:
-                    tail.entries.extend(found)
-                    tail.snapshot = snapshot
-                    tail.changed.notify_all()
-            if len(found) < 1000:
-                await asyncio.sleep(POLL_SECONDS)
+    async def _read(self, tournament_id: str, tail: _Tail) -> bool:
+        """Read what is new; True while a full page came (more may be waiting)."""
+        after = tail.entries[-1][0] if tail.entries else 0
+        found = await self.store.history(tournament_id, after, count=PAGE)
+        if found:
+            snapshot = (await self.store.get(tournament_id),
+                        [result for result, _extra in await self.store.results(tournament_id)])
+            async with tail.changed:
+                tail.entries.extend(found)
+                tail.snapshot = snapshot
+                tail.changed.notify_all()
+        return len(found) == PAGE
 
     @contextlib.asynccontextmanager
     async def _watching(self, tournament_id: str) -> AsyncIterator[_Tail]:
         tail = self._tails.setdefault(tournament_id, _Tail())
         tail.watchers += 1
         if tail.task is None:
-            tail.task = asyncio.create_task(self._poll(tournament_id, tail), name=f"feed:{tournament_id}")
+            tail.task = asyncio.create_task(
+                poll_forever(lambda: self._read(tournament_id, tail), POLL_SECONDS, log,
+                             "history_poll_failed"), name=f"feed:{tournament_id}")
         try:
             yield tail
         finally:

@@ -18,6 +18,7 @@ from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, SeatState, S
 from services.lobby.tables import Lobby
 from services.tournament.model import Round, Tournament
 from shared.games.base import derived_rng
+from shared.games.catalog import entry
 from shared.games.errors import RuleError
 from shared.games.registry import bot_levels
 from shared.logs import get_logger
@@ -28,10 +29,22 @@ from shared.tables.store import Change, NothingToDo
 
 log = get_logger("tournament.tables")
 
+#: The option naming the seat that deals first.
+FIRST_DEALER = "first_dealer"
 #: Commits a play-out makes at most (a safety net far above any game's length).
 MAX_PLAY_OUT = 20_000
 #: A table marked playing without its game for this long lost its starter (see _heal_lost_start).
 LOST_START_SECONDS = 5.0
+
+
+def dealer_option(game: str, number: int, seats: int) -> dict[str, int]:
+    """The first dealer of a round's game ``number`` (1, 2, ...): seat 0, 1, ... in turn, for
+    games that take the option and do not pass the deal on by themselves (Willi Stich does)."""
+    known = entry(game)
+    takes = any(option.name == FIRST_DEALER for option in known.options)
+    if not takes or FIRST_DEALER in known.carried_over:
+        return {}
+    return {FIRST_DEALER: (number - 1) % seats}
 
 
 def bot_seat() -> SeatState:
@@ -116,6 +129,8 @@ class TournamentTables:
                 raise Moved
             current.seats = self._seats_for(tournament, round_.tables[index], current.seats)
             current.waiting = []
+            current.options = {**current.options, **dealer_option(tournament.settings.game, game,
+                                                                  len(current.seats))}
 
         try:
             table, _ = await self.lobby.repo.change(table.table_id, prepare)
