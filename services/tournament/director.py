@@ -16,12 +16,14 @@ The seating is computed from the document and the recorded results alone
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
 from collections import Counter
 
 from services.tournament.core.rounds import finished, plan_round
+from services.tournament.core.seating import SeatedTable
 from services.tournament.model import Status, Tournament
 from services.tournament.store import LeaseLost, TournamentStore
 from services.tournament.tables import TournamentTables
@@ -134,8 +136,15 @@ class Director:
             return
         results = [result for result, _extra in await self.store.results(tid)]
 
+        def plan(t: Tournament) -> list[SeatedTable]:
+            return plan_round(t.format(), t.core_players(), [r.seated() for r in t.rounds], results)
+
+        # A big field takes about a second to seat: off the event loop, on the copy just read;
+        # planned again (in the loop) only if the document changed meanwhile.
+        planned = await asyncio.to_thread(plan, tournament)
+
         def seat(t: Tournament) -> dict[str, object]:
-            tables = plan_round(t.format(), t.core_players(), [r.seated() for r in t.rounds], results)
+            tables = planned if t.version == tournament.version else plan(t)
             if not any(table.players for table in tables):
                 return t.finish()  # nobody left to seat
             return t.seat(len(t.rounds) + 1, tables, now)
