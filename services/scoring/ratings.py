@@ -1,55 +1,62 @@
-"""Multiplayer Elo: every finished game is a round robin of two-player matches.
+"""Weng-Lin ratings: openskill's Plackett-Luce model, one (mu, sigma) per player and game.
 
-Each pair of people at the table is scored like one chess game, decided by
-their final totals (higher total wins the pair, equal totals are a draw worth
-half). A player's change is the sum of its pairwise Elo changes, scaled by
-``K / (n - 1)`` so one game moves a rating about as much as one two-player
-game would, however many people sat at the table. Because each pair's changes
-cancel (S_ab + S_ba = 1 and E_ab + E_ba = 1), the sum of the ratings of the
-people of one game never changes.
+Why openskill: our games seat 2 to 6 people and end in a ranking with ties,
+which Plackett-Luce rates as one event (no round robin of pairwise matches),
+and sigma says how sure we are, so a new player moves fast and a regular slowly.
 
-K = 32 is the classic club value: new players (everyone starts at 1500) find
-their level within a few dozen games, while one game never moves a rating by
-more than 32 points.
+A finished game is a ranking of its people by final total: higher totals
+place better, equal totals share a placement (a tie). Bots and the Willi card
+monster are left out (see ``FinishedGame.people``); with fewer than two people
+left there is nothing to compare, and no rating changes. Two people are rated
+by the same model (for two, Plackett-Luce is a plain pairwise comparison), so
+the ratings of one game stay comparable whatever the table size.
+
+The number leaderboards show and sort by, and tournaments seed by, is the
+conservative rating ``mu - 3 * sigma``: the skill the player has with about
+99.9 % certainty. A new player starts at the model's defaults, mu = 25 and
+sigma = 25/3, so at a conservative rating of 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-#: Every player's rating before their first game.
-START_RATING = 1500.0
-#: The most one game can move a rating (a win or loss against every other person).
-K_FACTOR = 32.0
-#: Rating difference at which the stronger player is expected to score 10:1.
-SCALE = 400.0
+from openskill.models import PlackettLuce
 
-
-def expected(rating: float, opponent: float) -> float:
-    """The share of a match a player is expected to score against one opponent (0..1)."""
-    return 1.0 / (1.0 + 10.0 ** ((opponent - rating) / SCALE))
+#: The model with openskill's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300).
+MODEL = PlackettLuce()
+#: Standard deviations below mu of the conservative rating.
+CONSERVATIVE_SIGMAS = 3.0
 
 
-def pair_outcome(score: float, opponent_score: float) -> float:
-    """1 for the higher final total, 0 for the lower, 1/2 for a tie."""
-    if score == opponent_score:
-        return 0.5
-    return 1.0 if score > opponent_score else 0.0
+@dataclass(frozen=True)
+class Rating:
+    """One player's skill estimate in one game: the mean and its uncertainty."""
+
+    mu: float = MODEL.mu
+    sigma: float = MODEL.sigma
+
+    def conservative(self) -> float:
+        """``mu - 3 sigma``: what leaderboards show and seeding uses."""
+        return self.mu - CONSERVATIVE_SIGMAS * self.sigma
 
 
-def rating_changes(ratings: Sequence[float], scores: Sequence[float],
-                   k: float = K_FACTOR) -> list[float]:
-    """The change of each person's rating after one game, in the order given.
+def placements(scores: Sequence[float]) -> list[int]:
+    """Placement per person, 1 for the best total; equal totals share one ("1224" ranking)."""
+    return [1 + sum(other > mine for other in scores) for mine in scores]
 
-    ``ratings`` and ``scores`` hold one entry per person of the game (bots and
-    the Willi card monster left out). Fewer than two people: nothing changes.
+
+def rate(ratings: Sequence[Rating], scores: Sequence[float]) -> list[Rating]:
+    """Every person's rating after one game, in the order given.
+
+    ``ratings`` and ``scores`` hold one entry per person of the game, in any
+    order (the result does not depend on it). Fewer than two people: unchanged.
     """
     if len(ratings) != len(scores):
         raise ValueError(f"{len(ratings)} ratings for {len(scores)} scores")
-    people = len(ratings)
-    if people < 2:
-        return [0.0] * people
-    weight = k / (people - 1)
-    return [weight * sum(pair_outcome(scores[me], scores[other]) - expected(ratings[me], ratings[other])
-                         for other in range(people) if other != me)
-            for me in range(people)]
+    if len(ratings) < 2:
+        return list(ratings)
+    teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in ratings]
+    rated = MODEL.rate(teams, ranks=[float(p) for p in placements(scores)])
+    return [Rating(team[0].mu, team[0].sigma) for team in rated]

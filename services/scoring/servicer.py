@@ -67,6 +67,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         """Entries with the players' current display names."""
         names = await self.store.names(sorted({s.player_id for _game, s in standings}))
         return [scoring_pb2.LeaderboardEntry(player_id=s.player_id, name=names[s.player_id],
-                                             games=s.games, wins=s.wins, rating=s.rating,
+                                             games=s.games, wins=s.wins, rating=s.rating.conservative(),
+                                             mu=s.rating.mu, sigma=s.rating.sigma,
                                              game=GAME_ENUMS[game])
                 for game, s in standings]

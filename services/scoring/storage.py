@@ -4,25 +4,35 @@ Keys (one hash tag, so a transaction may span them in Redis Cluster; the
 write rate is one small transaction per finished game)::
 
     <prefix>:scoring:{scoring}:table:<table_id>       hash  result id -> FinishedGame JSON
-    <prefix>:scoring:{scoring}:stats:<game>:<player>  hash  games, wins, rating
-    <prefix>:scoring:{scoring}:board:<game>           zset  player -> rank key (rating, then wins)
+    <prefix>:scoring:{scoring}:stats:<game>:<player>  hash  games, wins, mu, sigma
+    <prefix>:scoring:{scoring}:ranking:<game>         zset  player -> rank key (mu - 3 sigma, then wins)
 
 Recording a game is one WATCH/MULTI transaction that checks and writes the
 result id together with the standings it changes: a result delivered twice
 changes nothing the second time, and two replicas recording games of the same
 player at once retry instead of losing an update.
+
+Before openskill, a stats hash held an Elo ``rating`` (no ``mu``) and the
+board was ``board:<game>``, sorted by Elo. Such data is migrated on read: an
+old player keeps their games and wins and starts at the model's default
+rating (an Elo number says nothing about mu or sigma, and a fresh sigma lets
+the next games place them quickly). Reads show the migrated standing at
+once; it is written back with the player's next game, or, for everyone on an
+old board, by the next leaderboard query of that game (``_migrate_board``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
-from services.scoring.ratings import START_RATING, rating_changes
+from services.scoring.ratings import Rating, rate
 from services.scoring.results import FinishedGame
 from shared.games.catalog import CATALOGUE
 from shared.runtime import Runtime
@@ -36,6 +46,10 @@ MAX_ATTEMPTS = 20
 BACKOFF_SECONDS = 0.001
 #: Wins break rating ties in the board's sort key below this many wins.
 _WIN_SLOTS = 1_000_000
+#: Players moved from an old Elo board per round trip.
+MIGRATION_BATCH = 100
+#: The stats field of the Elo era, dropped when a standing is written.
+LEGACY_RATING = "rating"
 
 
 @dataclass(frozen=True)
@@ -45,11 +59,15 @@ class Standing:
     player_id: str
     games: int = 0
     wins: int = 0
-    rating: float = START_RATING
+    rating: Rating = field(default_factory=Rating)
 
     def rank_key(self) -> int:
-        """Sorts by rating (to 1/1000 of a point), then by wins; exact as a Redis score."""
-        return round(self.rating * 1000) * _WIN_SLOTS + min(self.wins, _WIN_SLOTS - 1)
+        """Sorts by conservative rating (to 1/1000 of a point), then by wins; exact as a Redis score."""
+        return round(self.rating.conservative() * 1000) * _WIN_SLOTS + min(self.wins, _WIN_SLOTS - 1)
+
+    def fields(self) -> dict[str, float]:
+        """The stats hash of this standing."""
+        return {"games": self.games, "wins": self.wins, "mu": self.rating.mu, "sigma": self.rating.sigma}
 
 
 class TransactionContention(Exception):
@@ -69,32 +87,22 @@ class ScoreStore:
     async def record(self, game: FinishedGame) -> bool:
         """Record a finished game once; False when its result id was already recorded."""
         table_key = self._key("table", game.table_id)
-        board_key = self._key("board", game.game)
         people = game.people()
         stats_keys = [self._key("stats", game.game, game.player_ids[seat]) for seat in people]
-        async with self.redis.pipeline(transaction=True) as pipe:
-            for attempt in range(MAX_ATTEMPTS):
-                try:
-                    await pipe.watch(table_key, *stats_keys)
-                    if await pipe.hexists(table_key, game.result_id):
-                        return False
-                    before = [_standing(game.player_ids[seat], await pipe.hgetall(key))
-                              for seat, key in zip(people, stats_keys, strict=True)]
-                    after = _after_game(game, people, before)
-                    pipe.multi()
-                    pipe.hset(table_key, game.result_id, game.to_json())
-                    pipe.pexpire(table_key, RESULTS_TTL_MS)
-                    for key, standing in zip(stats_keys, after, strict=True):
-                        pipe.hset(key, mapping={"games": standing.games, "wins": standing.wins,
-                                                "rating": standing.rating})
-                        pipe.zadd(board_key, {standing.player_id: standing.rank_key()})
-                    await pipe.execute()
-                    return True
-                except WatchError:
-                    # Jittered backoff, so that two replicas updating the same players
-                    # do not keep invalidating each other in lockstep.
-                    await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
-        raise TransactionContention(f"standings of {game.result_id} kept changing")
+
+        async def write(pipe: Pipeline) -> bool:
+            if await pipe.hexists(table_key, game.result_id):
+                return False
+            before = [_standing(game.player_ids[seat], await pipe.hgetall(key))
+                      for seat, key in zip(people, stats_keys, strict=True)]
+            pipe.multi()
+            pipe.hset(table_key, game.result_id, game.to_json())
+            pipe.pexpire(table_key, RESULTS_TTL_MS)
+            for standing in _after_game(game, people, before):
+                self._queue_standing(pipe, game.game, standing)
+            return True
+
+        return await self._transaction([table_key, *stats_keys], write, game.result_id)
 
     async def table_results(self, table_id: str) -> list[FinishedGame]:
         """The finished games of a table, oldest first; empty for a table scoring never saw."""
@@ -102,8 +110,9 @@ class ScoreStore:
         return sorted((FinishedGame.from_json(item) for item in raw), key=lambda g: (g.game_no, g.seq))
 
     async def leaderboard(self, game: str, limit: int) -> list[Standing]:
-        """The best ``limit`` players of a game, by rating, then wins."""
-        ids = [raw.decode() for raw in await self.redis.zrevrange(self._key("board", game), 0, limit - 1)]
+        """The best ``limit`` players of a game, by conservative rating, then wins."""
+        await self._migrate_board(game)
+        ids = [raw.decode() for raw in await self.redis.zrevrange(self._key("ranking", game), 0, limit - 1)]
         return await self._standings([(game, player) for player in ids])
 
     async def player_stats(self, player_id: str) -> list[tuple[str, Standing]]:
@@ -111,6 +120,14 @@ class ScoreStore:
         games = list(CATALOGUE)
         standings = await self._standings([(game, player_id) for game in games])
         return [(game, s) for game, s in zip(games, standings, strict=True) if s.games]
+
+    async def conservative_ratings(self, game: str, player_ids: list[str]) -> dict[str, float]:
+        """Player -> ``mu - 3 sigma`` in ``game``, for seeding; the default (0) for a new player.
+
+        ``player_ids`` must be checked ids (they become Redis keys).
+        """
+        wanted = [(game, player) for player in player_ids]
+        return {s.player_id: s.rating.conservative() for s in await self._standings(wanted)}
 
     async def names(self, player_ids: list[str]) -> dict[str, str]:
         """Display names from the lobby's player records ("" where there is none)."""
@@ -127,14 +144,65 @@ class ScoreStore:
             raw = await pipe.execute()
         return [_standing(player, fields) for (_game, player), fields in zip(wanted, raw, strict=True)]
 
+    def _queue_standing(self, pipe: Pipeline, game: str, standing: Standing) -> None:
+        """Queue the writes of one standing; they also drop any old Elo form of it."""
+        key = self._key("stats", game, standing.player_id)
+        pipe.hset(key, mapping=standing.fields())
+        pipe.hdel(key, LEGACY_RATING)
+        pipe.zadd(self._key("ranking", game), {standing.player_id: standing.rank_key()})
+        pipe.zrem(self._key("board", game), standing.player_id)
+
+    async def _migrate_board(self, game: str) -> None:
+        """Move every player of the game's old Elo board (if any is left) onto the ranking."""
+        old_board = self._key("board", game)
+        while members := await self.redis.zrange(old_board, 0, MIGRATION_BATCH - 1):
+            await self._migrate_players(game, [raw.decode() for raw in members])
+
+    async def _migrate_players(self, game: str, player_ids: list[str]) -> None:
+        """One transaction for a batch: three round trips, however many players."""
+        wanted = [(game, player) for player in player_ids]
+
+        async def write(pipe: Pipeline) -> bool:
+            # Read on another connection: the WATCH on this one still sees any change after it.
+            standings = await self._standings(wanted)
+            pipe.multi()
+            for standing in standings:  # one migrated by its next game already is written unchanged
+                self._queue_standing(pipe, game, standing)
+            return True
+
+        watched = [self._key("stats", game, player) for player in player_ids]
+        await self._transaction(watched, write, f"migration of {len(player_ids)} {game} players")
+
+    async def _transaction(self, watched: list[str], write: Callable[[Pipeline], Awaitable[bool]],
+                           what: str) -> bool:
+        """Run ``write`` (reads, then ``multi()`` and queued writes) under WATCH until it commits.
+
+        ``write`` returns False to commit nothing; that is the result then.
+        """
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for attempt in range(MAX_ATTEMPTS):
+                try:
+                    await pipe.watch(*watched)
+                    if not await write(pipe):
+                        return False
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    # Jittered backoff, so that two replicas updating the same players
+                    # do not keep invalidating each other in lockstep.
+                    await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
+        raise TransactionContention(f"{what} kept changing")
+
 
 def _standing(player_id: str, fields: dict[bytes, Any]) -> Standing:
+    """A standing from its stats hash; an old Elo hash (no mu) is migrated (see above)."""
     if not fields:
         return Standing(player_id)
-    return Standing(player_id, int(fields[b"games"]), int(fields[b"wins"]), float(fields[b"rating"]))
+    rating = Rating(float(fields[b"mu"]), float(fields[b"sigma"])) if b"mu" in fields else Rating()
+    return Standing(player_id, int(fields[b"games"]), int(fields[b"wins"]), rating)
 
 
 def _after_game(game: FinishedGame, people: list[int], before: list[Standing]) -> list[Standing]:
-    changes = rating_changes([s.rating for s in before], [game.scores[seat] for seat in people])
-    return [Standing(s.player_id, s.games + 1, s.wins + (seat in game.winners), s.rating + change)
-            for seat, s, change in zip(people, before, changes, strict=True)]
+    after = rate([s.rating for s in before], [game.scores[seat] for seat in people])
+    return [Standing(s.player_id, s.games + 1, s.wins + (seat in game.winners), rating)
+            for seat, s, rating in zip(people, before, after, strict=True)]

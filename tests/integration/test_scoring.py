@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 import pytest
+from openskill.models import PlackettLuce
 from test_scoring_support import (
     STICH,
     WILLI,
@@ -24,7 +25,6 @@ from test_scoring_support import (
     wait_for,
 )
 
-from services.scoring.ratings import START_RATING, rating_changes
 from shared.api.stammtisch.v1 import common_pb2, scoring_pb2
 from shared.config import Settings
 from shared.tables.announce import result_messages
@@ -57,18 +57,23 @@ async def test_finished_games_show_up_as_table_results_leaderboard_and_stats(
     assert list(results[0].scores) == first and list(results[0].winners) == [1]
     assert results[1].finished_at.seconds > 0
 
-    ratings = [START_RATING] * 3
+    model = PlackettLuce()
+    ratings = [[model.rating()] for _ in people]
     for scores in (first, second):
-        ratings = [r + c for r, c in zip(ratings, rating_changes(ratings, scores[:3]), strict=True)]
+        ratings = model.rate(ratings, scores=scores[:3])  # the monster's 99 and 5 left out
     by_player = {e.player_id: e for e in entries}
     assert sorted(by_player) == people, "the card monster is not ranked"
-    assert [by_player[p].rating for p in people] == pytest.approx(ratings)
+    assert [(by_player[p].mu, by_player[p].sigma) for p in people] == [
+        pytest.approx((team[0].mu, team[0].sigma)) for team in ratings]
+    assert [by_player[p].rating for p in people] == pytest.approx([team[0].ordinal() for team in ratings])
     assert [by_player[p].wins for p in people] == [1, 1, 0]
     assert [e.rating for e in entries] == sorted((e.rating for e in entries), reverse=True)
     assert (by_player[player("anna")].name, by_player[player("bert")].name) == ("Anna", "")
-    assert sum(e.rating for e in entries) == pytest.approx(3 * START_RATING)
 
     assert sorted(e.player_id for e in stich) == [player("anna"), player("dora")], "bots are not ranked"
+    anna, dora = model.rate([[model.rating()], [model.rating()]], scores=[10, 5])  # the bot's 30 left out
+    assert {e.player_id: e.mu for e in stich} == {player("anna"): pytest.approx(anna[0].mu),
+                                                  player("dora"): pytest.approx(dora[0].mu)}
     assert [(e.game, e.games) for e in own] == [(WILLI, 2), (STICH, 1)]
     assert own[0] == by_player[player("anna")]
 
@@ -88,7 +93,9 @@ async def test_leaderboard_sorts_by_rating_then_wins_and_honours_the_limit(
         default = await board(stub, metadata, STICH, limit=0)
         other_game = await board(stub, metadata, WILLI)
     assert [e.player_id for e in everyone] == [player("paul"), player("xena"), player("yuri"), player("quin")]
-    assert [(e.rating, e.wins) for e in everyone[1:3]] == [(START_RATING, 1), (START_RATING, 0)]
+    # Alone with bots: nobody to be ranked against, so the default rating (0) stays.
+    assert [(e.rating, e.mu, e.wins) for e in everyone[1:3]] == [(pytest.approx(0.0), 25.0, 1),
+                                                                 (pytest.approx(0.0), 25.0, 0)]
     assert [e.player_id for e in top_two] == [player("paul"), player("xena")]
     assert default == everyone
     assert other_game == []

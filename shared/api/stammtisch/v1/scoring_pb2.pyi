@@ -115,14 +115,23 @@ class LeaderboardEntry(_message.Message):
     WINS_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    MU_FIELD_NUMBER: _builtins.int
+    SIGMA_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     name: _builtins.str
     games: _builtins.int
     wins: _builtins.int
     """Games in which the player was among the winners (ties share the win)."""
     rating: _builtins.float
+    """The conservative rating mu - 3 * sigma, what leaderboards sort by and
+    tournaments seed by (was an Elo rating before openskill).
+    """
     game: _common_pb2.Game.ValueType
     """The game this entry is about."""
+    mu: _builtins.float
+    """The Weng-Lin skill estimate (default 25) ..."""
+    sigma: _builtins.float
+    """... and its uncertainty (default 25/3; shrinks as the player plays)."""
     def __init__(
         self,
         *,
@@ -132,10 +141,12 @@ class LeaderboardEntry(_message.Message):
         wins: _builtins.int = ...,
         rating: _builtins.float = ...,
         game: _common_pb2.Game.ValueType = ...,
+        mu: _builtins.float = ...,
+        sigma: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "games", b"games", "name", b"name", "player_id", b"player_id", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "games", b"games", "mu", b"mu", "name", b"name", "player_id", b"player_id", "rating", b"rating", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -30,10 +30,14 @@ class ScoringServiceStub:
     services publish on JetStream. Scoring is eventually consistent: a game
     appears here shortly after its game_over commit.
 
-    Ratings are a multiplayer Elo: every pair of people of a finished game is
-    one match decided by their final totals (a tie is a draw), everyone starts
-    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
-    Willi card monster are not ranked.
+    Ratings are Weng-Lin (openskill's Plackett-Luce model), one per player and
+    game: a skill estimate mu and its uncertainty sigma. A finished game ranks
+    its people by final total (equal totals share a placement), everyone starts
+    at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
+    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    are not ranked, and a game with fewer than two people changes no rating.
+    Ratings from before openskill (Elo) start again at the default; games and
+    wins are kept.
     """
 
     def __init__(self, channel):
@@ -64,10 +68,14 @@ class ScoringServiceServicer:
     services publish on JetStream. Scoring is eventually consistent: a game
     appears here shortly after its game_over commit.
 
-    Ratings are a multiplayer Elo: every pair of people of a finished game is
-    one match decided by their final totals (a tie is a draw), everyone starts
-    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
-    Willi card monster are not ranked.
+    Ratings are Weng-Lin (openskill's Plackett-Luce model), one per player and
+    game: a skill estimate mu and its uncertainty sigma. A finished game ranks
+    its people by final total (equal totals share a placement), everyone starts
+    at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
+    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    are not ranked, and a game with fewer than two people changes no rating.
+    Ratings from before openskill (Elo) start again at the default; games and
+    wins are kept.
     """
 
     def GetTableResults(self, request, context):
@@ -81,7 +89,7 @@ class ScoringServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetLeaderboard(self, request, context):
-        """The best players of one game, by rating, then wins.
+        """The best players of one game, by conservative rating, then wins.
         INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -127,10 +135,14 @@ class ScoringService:
     services publish on JetStream. Scoring is eventually consistent: a game
     appears here shortly after its game_over commit.
 
-    Ratings are a multiplayer Elo: every pair of people of a finished game is
-    one match decided by their final totals (a tie is a draw), everyone starts
-    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
-    Willi card monster are not ranked.
+    Ratings are Weng-Lin (openskill's Plackett-Luce model), one per player and
+    game: a skill estimate mu and its uncertainty sigma. A finished game ranks
+    its people by final total (equal totals share a placement), everyone starts
+    at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
+    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    are not ranked, and a game with fewer than two people changes no rating.
+    Ratings from before openskill (Elo) start again at the default; games and
+    wins are kept.
     """
 
     @staticmethod

@@ -31,10 +31,14 @@ class ScoringServiceStub:
     services publish on JetStream. Scoring is eventually consistent: a game
     appears here shortly after its game_over commit.
 
-    Ratings are a multiplayer Elo: every pair of people of a finished game is
-    one match decided by their final totals (a tie is a draw), everyone starts
-    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
-    Willi card monster are not ranked.
+    Ratings are Weng-Lin (openskill's Plackett-Luce model), one per player and
+    game: a skill estimate mu and its uncertainty sigma. A finished game ranks
+    its people by final total (equal totals share a placement), everyone starts
+    at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
+    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    are not ranked, and a game with fewer than two people changes no rating.
+    Ratings from before openskill (Elo) start again at the default; games and
+    wins are kept.
     """
 
     @_typing.overload
@@ -48,7 +52,7 @@ class ScoringServiceStub:
     INVALID_ARGUMENT: empty or over-long table_id.
     """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]
-    """The best players of one game, by rating, then wins.
+    """The best players of one game, by conservative rating, then wins.
     INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
     """
     GetPlayerStats: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]
@@ -62,10 +66,14 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     services publish on JetStream. Scoring is eventually consistent: a game
     appears here shortly after its game_over commit.
 
-    Ratings are a multiplayer Elo: every pair of people of a finished game is
-    one match decided by their final totals (a tie is a draw), everyone starts
-    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
-    Willi card monster are not ranked.
+    Ratings are Weng-Lin (openskill's Plackett-Luce model), one per player and
+    game: a skill estimate mu and its uncertainty sigma. A finished game ranks
+    its people by final total (equal totals share a placement), everyone starts
+    at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
+    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    are not ranked, and a game with fewer than two people changes no rating.
+    Ratings from before openskill (Elo) start again at the default; games and
+    wins are kept.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -76,7 +84,7 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     INVALID_ARGUMENT: empty or over-long table_id.
     """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
-    """The best players of one game, by rating, then wins.
+    """The best players of one game, by conservative rating, then wins.
     INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
     """
     GetPlayerStats: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]  # type: ignore[assignment]
@@ -89,10 +97,14 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
     services publish on JetStream. Scoring is eventually consistent: a game
     appears here shortly after its game_over commit.
 
-    Ratings are a multiplayer Elo: every pair of people of a finished game is
-    one match decided by their final totals (a tie is a draw), everyone starts
-    at 1500, and one game moves a rating by at most K = 32 points. Bots and the
-    Willi card monster are not ranked.
+    Ratings are Weng-Lin (openskill's Plackett-Luce model), one per player and
+    game: a skill estimate mu and its uncertainty sigma. A finished game ranks
+    its people by final total (equal totals share a placement), everyone starts
+    at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
+    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    are not ranked, and a game with fewer than two people changes no rating.
+    Ratings from before openskill (Elo) start again at the default; games and
+    wins are kept.
     """
 
     @_abc_1.abstractmethod
@@ -113,7 +125,7 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _scoring_pb2.GetLeaderboardRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.GetLeaderboardResponse, _abc.Awaitable[_scoring_pb2.GetLeaderboardResponse]]:
-        """The best players of one game, by rating, then wins.
+        """The best players of one game, by conservative rating, then wins.
         INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
         """
 
