@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Callable
 
 import grpc
 
-from services.scoring.ratings import START_RATING
 from services.scoring.storage import ScoreStore
 from services.tournament import convert
 from services.tournament.core.standings import GameResult, ResultKey, game_points_of
@@ -30,14 +29,6 @@ MAX_LIST = 200
 STANDINGS_CACHE = 256
 #: Changes after which a watcher gets the standings.
 _WITH_STANDINGS = ("game_finished", "round_finished", "finished", "cancelled")
-
-
-async def seeding_rating(scores: ScoreStore, game: str, player_id: str) -> float:
-    """The player's rating in the game as the scoring service keeps it (new players: the start)."""
-    for name, standing in await scores.player_stats(player_id):
-        if name == game:
-            return standing.rating
-    return START_RATING
 
 
 class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
@@ -87,7 +78,8 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                        context: grpc.aio.ServicerContext) -> tournament_pb2.RegisterResponse:
         who = caller()
         tournament = await self.store.get(check_tournament_id(request.tournament_id))
-        rating = await seeding_rating(self.scores, tournament.settings.game, who.player_id)
+        ratings = await self.scores.conservative_ratings(tournament.settings.game, [who.player_id])
+        rating = ratings[who.player_id]
         reply = await self._change(request.tournament_id,
                                    lambda t: t.register(who.player_id, who.name, rating))
         return tournament_pb2.RegisterResponse(tournament=reply)

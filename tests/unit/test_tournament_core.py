@@ -10,7 +10,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.tournament.core.rounds import Format, Kind, Player, entrants, finished, plan_round
+from services.tournament.core.rounds import FirstSeating, Format, Kind, Player, entrants, finished, plan_round
 from services.tournament.core.seating import (
     BOT,
     SeatedTable,
@@ -237,3 +237,10 @@ def test_late_entry_is_credited_half_a_point_per_missed_game() -> None:
     late = Player("late", 1500, 1, first_round=3)
     lines = standings(entrants([Player("early", 1500, 0), late]), [], 2)
     assert {s.player_id: s.points for s in lines} == {"early": 0, "late": Fraction(2)}
+
+
+def test_round_one_by_rating_deals_the_field_in_snake_order() -> None:
+    fmt = Format(Kind.SERIES, 1, 1, 3, 4, 4, seed=0, first_seating=FirstSeating.RATING)
+    players = [Player(f"p{i}", rating=100 - i, order=i) for i in range(8)]  # p0 rated best
+    tables = plan_round(fmt, players, [], [])
+    assert [sorted(t.players) for t in tables] == [["p0", "p3", "p4", "p7"], ["p1", "p2", "p5", "p6"]]

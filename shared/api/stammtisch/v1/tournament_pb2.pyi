@@ -52,7 +52,7 @@ class _FirstSeatingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FirstSea
     """Random (seeded by the tournament)."""
     FIRST_SEATING_RANDOM: _FirstSeating.ValueType  # 1
     FIRST_SEATING_RATING: _FirstSeating.ValueType  # 2
-    """By rating (conservative rating of the game's leaderboard) in snake order."""
+    """By rating (the conservative rating mu - 3 sigma of the game's leaderboard) in snake order."""
 
 class FirstSeating(_FirstSeating, metaclass=_FirstSeatingEnumTypeWrapper): ...
 
@@ -60,7 +60,7 @@ FIRST_SEATING_UNSPECIFIED: FirstSeating.ValueType  # 0
 """Random (seeded by the tournament)."""
 FIRST_SEATING_RANDOM: FirstSeating.ValueType  # 1
 FIRST_SEATING_RATING: FirstSeating.ValueType  # 2
-"""By rating (conservative rating of the game's leaderboard) in snake order."""
+"""By rating (the conservative rating mu - 3 sigma of the game's leaderboard) in snake order."""
 Global___FirstSeating: _TypeAlias = FirstSeating  # noqa: Y015
 
 class _NoShow:
