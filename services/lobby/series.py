@@ -18,10 +18,11 @@ from services.lobby.lifetime import TableLifetime
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, Status
 from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
+from shared.errors import Refusal
 from shared.games.base import Game
 from shared.games.errors import RuleError
 from shared.logs import get_logger
-from shared.rpc.errors import ServiceError, unavailable
+from shared.rpc.errors import unavailable
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy
@@ -64,7 +65,7 @@ class GameSeries:
             record = await self._create_game(table, secrets.randbits(62) if seed is None else seed)
         except Exception as err:
             await self.repo.change(table.table_id, lambda t: t.undo_begin(game_no))
-            if isinstance(err, ServiceError):
+            if isinstance(err, Refusal):
                 raise
             raise unavailable("the game could not be started; get ready again") from err
         await self.announcer.announce(record)
@@ -175,7 +176,7 @@ class GameSeries:
         seat newcomers. Repeated results change nothing."""
         try:
             table = await self.repo.get(table_id)
-        except ServiceError:
+        except Refusal:
             return  # not a lobby table, or closed since
         if table.status != Status.PLAYING or table.games_played != game_no:
             return

@@ -17,6 +17,7 @@ import time
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, SeatState, Status
 from services.lobby.tables import Lobby
 from services.tournament.model import Round, Tournament
+from shared.errors import Refusal
 from shared.games.base import derived_rng
 from shared.games.catalog import entry
 from shared.games.errors import RuleError
@@ -29,6 +30,8 @@ from shared.tables.store import Change, NothingToDo
 
 log = get_logger("tournament.tables")
 
+#: What the lobby's code refuses with (its storage's neutral refusals, its service's statuses).
+REFUSED = (Refusal, ServiceError)
 #: The option naming the seat that deals first.
 FIRST_DEALER = "first_dealer"
 #: Commits a play-out makes at most (a safety net far above any game's length).
@@ -83,19 +86,19 @@ class TournamentTables:
         table_id = tournament.table_id(round_.number, index)
         try:
             return await self.lobby.repo.get(table_id)
-        except ServiceError:
+        except REFUSED:
             pass
         try:
             await self.series.store.head(table_id)
             return None  # it had a game, so it existed: the lobby closed it (README, "Table lifetime")
-        except ServiceError:
+        except REFUSED:
             pass
         settings = tournament.settings
         table = LobbyTable(table_id, settings.game, dict(settings.options), settings.turn_seconds,
                            self._seats_for(tournament, round_.tables[index], []), time.time())
         try:
             return await self.lobby.repo.add(table)
-        except ServiceError:  # another director created it a moment ago
+        except REFUSED:  # another director created it a moment ago
             return await self.lobby.repo.get(table_id)
 
     async def advance(self, tournament: Tournament, round_: Round, index: int, recorded: int) -> bool:
@@ -135,7 +138,7 @@ class TournamentTables:
         try:
             table, _ = await self.lobby.repo.change(table.table_id, prepare)
             await self.series.start_if_ready(table, seed=tournament.game_seed(round_.number, index, game))
-        except (Moved, ServiceError) as err:  # started meanwhile: the next step sees it running
+        except (Moved, *REFUSED) as err:  # started meanwhile: the next step sees it running
             log.info("tournament_start_skipped", table_id=table.table_id, game=game, reason=repr(err))
             return
         log.info("tournament_game_started", table_id=table.table_id, game=game)
@@ -147,7 +150,7 @@ class TournamentTables:
             head = await self.series.store.head(table.table_id)
             if head.meta.game_no >= table.games_played:
                 return
-        except ServiceError:
+        except REFUSED:
             pass  # no game at all yet
         key = (table.table_id, table.games_played)
         first_seen = self._lost_since.setdefault(key, time.time())
@@ -161,7 +164,7 @@ class TournamentTables:
         """A withdrawn player's seat: the lobby hands it to a bot (or the rules' leave)."""
         try:
             await self.lobby.leave(Identity(player_id, name, 0.0), table_id)
-        except ServiceError as err:  # not created yet, or between games: the next game seats a bot
+        except REFUSED as err:  # not created yet, or between games: the next game seats a bot
             log.info("tournament_leave_skipped", table_id=table_id, reason=err.message)
 
     # -- the time limit ---------------------------------------------------------------------------

@@ -27,12 +27,12 @@ from typing import Any
 import grpc
 import structlog
 
+from shared.errors import Refusal
 from shared.games.errors import RuleError
-from shared.ids import IdError
 from shared.logs import get_logger
 from shared.metrics import BAD_REQUESTS, RPC_LATENCY
 from shared.rpc.auth import TokenSigner, bearer_token, set_identity
-from shared.rpc.errors import ServiceError, invalid, rule_error_trailers
+from shared.rpc.errors import ServiceError, invalid, rule_error_trailers, status_of_refusal
 from shared.runtime import UNREACHABLE
 
 log = get_logger("rpc")
@@ -184,10 +184,8 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         if isinstance(exc, RuleError):
             code, message, trailers = rule_error_trailers(exc)
             await context.abort(code, message, trailing_metadata=trailers)
-        if isinstance(exc, ServiceError):
-            await context.abort(exc.code, exc.message)
-        if isinstance(exc, IdError):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if isinstance(exc, Refusal):
+            await context.abort(status_of_refusal(exc), exc.message)
         if isinstance(exc, UNREACHABLE):
             log.warning("dependency_unreachable", error=repr(exc))
             await context.abort(grpc.StatusCode.UNAVAILABLE, "a backing server is unreachable; retry")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,7 @@ RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the four services listen."""
+    """Where the services listen."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
@@ -47,6 +48,13 @@ class Endpoints:
     def on_host(cls, host: str, ports: Mapping[str, int] = DEFAULT_PORTS) -> Endpoints:
         """The services on another host, at the default ports unless ``ports`` says otherwise."""
         return cls(*(f"{host}:{ports[n]}" for n in SERVICES))
+
+    @classmethod
+    def of(cls, addresses: Mapping[str, str], **replicas: str) -> Endpoints:
+        """The services of a name -> address map (as `stammtisch up` prints it; other names such as
+        "metrics" are ignored), with another replica's address for any service in ``replicas``."""
+        chosen = {**addresses, **replicas}
+        return cls(*(chosen[name] for name in SERVICES))
 
 
 @dataclass
@@ -128,8 +136,8 @@ class StammtischClient:
 
     @property
     def auth(self) -> tuple[tuple[str, str], ...]:
-        """Call metadata carrying the token."""
-        return (("authorization", f"Bearer {self.token}"),)
+        """Call metadata carrying the token (none before login: the call goes out anonymous)."""
+        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
 
     # -- lobby -------------------------------------------------------------------------
 
@@ -158,8 +166,8 @@ class StammtischClient:
         self._games[table_id] = GAME_NAMES[reply.table.game]
         return reply
 
-    async def add_bot(self, table_id: str, level: str = "heuristic") -> lobby_pb2.Table:
-        """Seat a server bot in the first open seat."""
+    async def add_bot(self, table_id: str, level: str = "") -> lobby_pb2.Table:
+        """Seat a server bot in the first open seat ("" : the lobby's default level)."""
         reply = await self.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id, level=level),
                                         metadata=self.auth)
         return reply.table
@@ -193,19 +201,36 @@ class StammtischClient:
 
     async def quick_match(self, game: str, seats: int) -> tuple[lobby_pb2.Table, int]:
         """Queue for a game of ``seats``; returns the table and seat once matched."""
-        stream = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
-                                       metadata=self.auth)
-        async for reply in stream:
-            if reply.HasField("table"):
-                self._games[reply.table.table_id] = game
-                return reply.table, reply.seat
+        async with contextlib.aclosing(self.match_queue(game, seats)) as answers:
+            async for reply in answers:
+                if reply.HasField("table"):
+                    return reply.table, reply.seat
         raise RuntimeError("quick match ended without a table")
 
-    async def watch(self, table_id: str) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
-        """The table's seating, readiness, chat and game start/finish, live."""
-        async for reply in self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id),
-                                                 metadata=self.auth):
-            yield reply
+    async def match_queue(self, game: str,
+                          seats: int) -> AsyncGenerator[lobby_pb2.QuickMatchResponse, None]:
+        """Every answer of a quick match: the place in the queue as it changes, then the table.
+
+        Closing the iterator (``aclose()``, ``contextlib.aclosing``) leaves the queue at once.
+        """
+        call = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
+                                     metadata=self.auth)
+        try:
+            async for reply in call:
+                if reply.HasField("table"):
+                    self._games[reply.table.table_id] = game
+                yield reply
+        finally:
+            call.cancel()
+
+    async def watch(self, table_id: str) -> AsyncGenerator[lobby_pb2.WatchTableResponse, None]:
+        """The table's seating, readiness, chat and game start/finish, live (until closed)."""
+        call = self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=self.auth)
+        try:
+            async for reply in call:
+                yield reply
+        finally:
+            call.cancel()
 
     async def chat(self, table_id: str, text: str) -> None:
         """Say something at the table."""
