@@ -14,7 +14,9 @@ holds the lease), write the document and append the history entry at once:
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +29,8 @@ from shared.runtime import Runtime
 #: A finished tournament's keys outlive it by this long.
 TTL_MS = 30 * 86_400 * 1000
 MAX_ATTEMPTS = 50
+#: The first retry of a lost compare-and-set waits up to this long; doubling up to 64 times.
+BACKOFF_SECONDS = 0.002
 #: Compare-and-set refused because another director holds the lease.
 LEASE_LOST = -1
 
@@ -124,7 +128,11 @@ class TournamentStore:
         lease (else :class:`LeaseLost`): a director that lost its lease while
         planning can never write over its successor.
         """
-        for _attempt in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt:
+                # Jittered backoff: two hundred players registering at once otherwise keep
+                # overwriting each other's reads in lockstep.
+                await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
             tournament = await self.get(tournament_id)
             entry = fn(tournament)
             entry["at"] = time.time()

@@ -42,11 +42,18 @@ async def create_tournament(client: StammtischClient, name: str, game: str, fmt:
     return reply.tournament
 
 
-async def register(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
-    """Enter the tournament."""
-    reply = await client.tournaments.Register(
-        tournament_pb2.RegisterRequest(tournament_id=tournament_id), metadata=client.auth)
-    return reply.tournament
+async def register(client: StammtischClient, tournament_id: str,
+                   attempts: int = 5) -> tournament_pb2.Tournament:
+    """Enter the tournament; UNAVAILABLE (a busy tournament, a restarting server) is retried."""
+    request = tournament_pb2.RegisterRequest(tournament_id=tournament_id)
+    for attempt in range(attempts - 1):
+        try:
+            return (await client.tournaments.Register(request, metadata=client.auth)).tournament
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            await asyncio.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+    return (await client.tournaments.Register(request, metadata=client.auth)).tournament
 
 
 async def start(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
