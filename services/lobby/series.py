@@ -21,6 +21,7 @@ from services.lobby.repository import TableRepository
 from shared.errors import Refusal
 from shared.games.base import Game
 from shared.games.errors import RuleError
+from shared.history.fairness import commitment, new_salt
 from shared.logs import get_logger
 from shared.rpc.errors import unavailable
 from shared.runtime import Runtime
@@ -77,15 +78,17 @@ class GameSeries:
         return table
 
     async def _create_game(self, table: LobbyTable, seed: int) -> CommitRecord:
+        salt = new_salt()
         options = table.game_options()
         game = new_game(table.game, len(table.seats), options, seed)
         meta = TableMeta(
             table.table_id, table.game,
             players=[seat.player_id if seat.person else "" for seat in table.seats],
             bots={str(index): seat.bot for index, seat in enumerate(table.seats) if seat.bot},
-            turn_seconds=table.turn_seconds, game_no=table.games_played, seed=seed, options=options)
+            turn_seconds=table.turn_seconds, game_no=table.games_played, seed=seed, salt=salt,
+            options=options)
         started = {"type": "game_started", "game_no": table.games_played, "options": options,
-                   "turn_seconds": table.turn_seconds,
+                   "turn_seconds": table.turn_seconds, "commitment": commitment(seed, salt),
                    "seats": [{"seat": index, "player_id": seat.player_id, "name": seat.name,
                               "bot": seat.bot or None} for index, seat in enumerate(table.seats)]}
         return await self.store.create(meta, game, [started])

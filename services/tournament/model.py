@@ -108,6 +108,9 @@ class Tournament:
     players: list[Entrant] = field(default_factory=list)
     rounds: list[Round] = field(default_factory=list)
     check_in_until: float = 0.0
+    #: Never shown to clients: the seeds of the games derive from it, so nobody can compute
+    #: a tournament's deals in advance (each game's seed is revealed after it, as at any table).
+    deal_secret: str = ""
     version: int = 0
 
     # -- storage --------------------------------------------------------------------------
@@ -133,13 +136,14 @@ class Tournament:
 
     @property
     def seed(self) -> int:
-        """The tournament's own seed (round-1 shuffle): from its id, so every director agrees."""
-        return int.from_bytes(hashlib.sha256(self.tournament_id.encode()).digest()[:8], "big")
+        """The tournament's own seed (round-1 shuffle): from its secret, so every director agrees."""
+        return int.from_bytes(hashlib.sha256(f"{self.deal_secret}:{self.tournament_id}".encode())
+                              .digest()[:8], "big")
 
     def game_seed(self, round_no: int, table: int, game: int) -> int:
         """The seed of one game; with duplicate deals the same at every table of the round."""
         where = f"{round_no}:{game}" if self.settings.duplicate else f"{round_no}:{table}:{game}"
-        digest = hashlib.sha256(f"{self.tournament_id}:{where}".encode()).digest()
+        digest = hashlib.sha256(f"{self.deal_secret}:{self.tournament_id}:{where}".encode()).digest()
         return int.from_bytes(digest[:8], "big") >> 2
 
     def format(self) -> Format:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -55,7 +56,8 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
     async def CreateTournament(self, request: tournament_pb2.CreateTournamentRequest,
                                context: grpc.aio.ServicerContext) -> tournament_pb2.CreateTournamentResponse:
         settings = convert.settings_of(request.settings, self.default_turn)
-        tournament = Tournament(uuid.uuid4().hex, caller().player_id, settings, time.time())
+        tournament = Tournament(uuid.uuid4().hex, caller().player_id, settings, time.time(),
+                                deal_secret=secrets.token_hex(16))
         await self.store.add(tournament)
         return tournament_pb2.CreateTournamentResponse(tournament=await self._reply(tournament))
 

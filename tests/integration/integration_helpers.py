@@ -7,6 +7,7 @@ address maps; ``Endpoints.of`` turns one into the clients' endpoints.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import random
 import time
@@ -14,8 +15,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from services.runner import SERVICE_NAMES, running_services
+from shared.config import Settings
 from shared.games.registry import bot_levels
 from shared.runtime import Runtime
+from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord
@@ -94,6 +98,22 @@ async def bot_table(client: StammtischClient, game: str, seats: int, **options: 
     await client.ready(table.table_id)
     await client.wait_for_game(table.table_id)
     return table.table_id
+
+
+@asynccontextmanager
+async def quick_stack(settings: Settings) -> AsyncIterator[Endpoints]:
+    """All four services in this process, server bots acting without delay (whole games in
+    seconds)."""
+    fast = dataclasses.replace(settings, bot_delay_seconds=0.0)
+    async with running_services(fast, SERVICE_NAMES) as running:
+        yield Endpoints.of({item.service.name: f"127.0.0.1:{item.port}" for item in running})
+
+
+async def finish_game(people: Sequence[StammtischClient], table_id: str, game: str, seed: int = 1) -> None:
+    """The people play the table's game to its end with the heuristic bot."""
+    await asyncio.gather(*(play_seat(person, table_id, bot_levels(game)["heuristic"](),
+                                     random.Random(seed + index))
+                           for index, person in enumerate(people)))
 
 
 async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
