@@ -34,8 +34,8 @@ from shared.rpc.server import create_server
 from shared.runtime import Runtime, open_runtime
 from shared.tasks import not_cancelled
 
-SERVICE_NAMES = ("lobby", "engine", "arbiter", "scoring")
-#: The servers each service cannot answer without (all four keep state in Redis and use NATS).
+SERVICE_NAMES = ("lobby", "engine", "arbiter", "scoring", "tournament")
+#: The servers each service cannot answer without (all of them keep state in Redis and use NATS).
 NEEDS: dict[str, tuple[str, ...]] = dict.fromkeys(SERVICE_NAMES, ("redis", "nats"))
 #: How often the health watcher looks, and how long a Redis probe may take.
 HEALTH_INTERVAL = 0.5

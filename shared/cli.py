@@ -7,7 +7,7 @@ import sys
 
 from shared.games.catalog import CATALOGUE
 
-SERVICES = ("lobby", "engine", "arbiter", "scoring")
+SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -55,19 +55,22 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
 
 def _endpoints(args: argparse.Namespace) -> object:
-    """The services on ``--host``, at the ports STAMMTISCH_<SERVICE>_PORT name (as the servers
-    read them), else the defaults."""
-    from shared.config import Settings
+    """The services on --host, at the ports STAMMTISCH_<SERVICE>_PORT name (else the defaults)."""
     from shared.sdk.client import Endpoints
 
-    ports = Settings.from_env().ports
-    return Endpoints(*(f"{args.host}:{ports[name]}" for name in ("lobby", "engine", "arbiter", "scoring")))
+    return Endpoints.on_host(args.host)
 
 
 def _play(args: argparse.Namespace) -> int:
     import asyncio
 
     from shared.sdk.terminal import run
+
+    if args.tournament:
+        from shared.sdk import tournament_cli
+
+        return asyncio.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
+                                               args.name))
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
                            _endpoints(args), args.turn_seconds, args.device))  # type: ignore[arg-type]
@@ -84,6 +87,22 @@ def _bots(args: argparse.Namespace) -> int:
                                    args.think, args.once))
 
 
+def _tournament(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from shared.sdk import tournament_cli
+
+    endpoints = _endpoints(args)
+    if args.action == "create":
+        return asyncio.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
+    if args.action == "join":
+        return asyncio.run(tournament_cli.join(endpoints, args.id, args.bots,  # type: ignore[arg-type]
+                                               args.think))
+    if args.action == "watch":
+        return asyncio.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
+    return asyncio.run(tournament_cli.standings(endpoints, args.id))  # type: ignore[arg-type]
+
+
 def _winrate(args: argparse.Namespace) -> int:
     from shared.games.winrate import main as winrate_main
 
@@ -97,6 +116,10 @@ def _bench(_args: argparse.Namespace) -> int:
 
 
 def _loadtest(args: argparse.Namespace) -> int:
+    if args.tournament:
+        from services.perf.tournament_load import main as tournament_main
+
+        return tournament_main(args.players, args.seconds)
     from services.perf.loadtest import main as loadtest_main
 
     return loadtest_main(args.game, args.tables, args.seconds)
@@ -127,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", help="run the whole stack (starts Redis/NATS if none answer)")
     up.add_argument("--service", action="append", choices=SERVICES,
-                    help="only these services (repeatable); default: all four")
+                    help="only these services (repeatable); default: all")
     up.set_defaults(func=_up)
 
     serve = sub.add_parser("serve", help="run services against the configured Redis and NATS")
@@ -148,9 +171,38 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--bots", default="heuristic", choices=("heuristic", "random"))
     play.add_argument("--table", help="join this table instead of creating one")
     play.add_argument("--turn-seconds", type=int, default=0, help="turn clock (0: the server's default)")
+    play.add_argument("--tournament", help="register for this tournament and play your seats in it")
     play.add_argument("--host", default="127.0.0.1")
     play.add_argument("--device", help=DEVICE_HELP)
     play.set_defaults(func=_play)
+
+    tournament = sub.add_parser("tournament", help="create, join (with bots), watch a tournament")
+    actions = tournament.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="create a tournament (and bring bot entries)")
+    create.add_argument("--game", default="willi-stich", choices=games)
+    create.add_argument("--format", default="series", choices=("series", "knockout"))
+    create.add_argument("--title", default="Stammtisch")
+    create.add_argument("--name", default="organizer", help="the organizer's display name")
+    create.add_argument("--capacity", type=int, default=200)
+    create.add_argument("--rounds", type=int, default=3, help="series: rounds")
+    create.add_argument("--games", type=int, default=1, help="games per table and round")
+    create.add_argument("--table-size", type=int, default=4)
+    create.add_argument("--keep", type=int, default=1, help="knockout: players per table who go on")
+    create.add_argument("--start-round", type=int, help="Willi Stich: first round played (short games)")
+    create.add_argument("--duplicate", action="store_true", help="duplicate deals (Willi, Willi Stich)")
+    create.add_argument("--round-seconds", type=int, default=0, help="round time limit (0: none)")
+    create.add_argument("--start-in", type=float, default=60.0, help="seconds until it starts")
+    create.add_argument("--bots", type=int, default=0, help="bot clients that register and play")
+    create.add_argument("--think", type=float, default=0.3, help="seconds a bot waits before acting")
+    join = actions.add_parser("join", help="register bot clients that play through the API")
+    join.add_argument("id")
+    join.add_argument("--bots", type=int, default=1)
+    join.add_argument("--think", type=float, default=0.3)
+    for name in ("watch", "standings"):
+        actions.add_parser(name, help=f"{name} of a tournament").add_argument("id")
+    for parser_ in actions.choices.values():
+        parser_.add_argument("--host", default="127.0.0.1")
+    tournament.set_defaults(func=_tournament)
 
     bots = sub.add_parser("bots", help="fill open seats of open tables with bot clients")
     bots.add_argument("--game", choices=games)
@@ -175,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--game", default="willi", choices=games)
     load.add_argument("--tables", type=int, default=25)
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
+    load.add_argument("--tournament", action="store_true",
+                      help="bot entrants play a Willi Stich series and a Willi knockout")
+    load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
     load.set_defaults(func=_loadtest)
 
     chaos = sub.add_parser("chaos", help="play tables while a seeded schedule SIGKILLs every kind "

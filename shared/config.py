@@ -10,7 +10,8 @@ import os
 from dataclasses import dataclass, field
 
 #: Service name -> default gRPC port.
-DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054}
+DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054,
+                                  "tournament": 50055}
 #: The largest answer a server sends and the SDK accepts: a finished game's replay
 #: (HistoryService.GetReplay, every state of every commit) is up to about 3.5 MB for a
 #: 4-seat Wie Waldi game, near gRPC's default 4 MB.

@@ -20,6 +20,8 @@ from shared.errors import BadInput
 
 #: A player id as the lobby makes it: 32 lowercase hex digits (a uuid4).
 _PLAYER_ID = re.compile(r"[0-9a-f]{32}")
+#: A tournament id as the tournament service makes it: 32 lowercase hex digits (a uuid4).
+_TOURNAMENT_ID = _PLAYER_ID
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_NAME_PART = 128
 #: What a key or subject part may never contain: white space, NATS's token separator and
@@ -48,6 +50,13 @@ def check_table_id(table_id: str) -> str:
     if not _TABLE_ID.fullmatch(table_id):
         raise IdError("table_id is required: 1 to 64 letters, digits, '-' or '_'")
     return table_id
+
+
+def check_tournament_id(tournament_id: str) -> str:
+    """The id when it has the shape the tournament service gives ids, else IdError."""
+    if not isinstance(tournament_id, str) or not _TOURNAMENT_ID.fullmatch(tournament_id):
+        raise IdError("tournament_id must be 32 lowercase hex digits")
+    return tournament_id
 
 
 def check_name_part(part: str) -> str:

@@ -65,6 +65,20 @@ def count_from_zero(counter: Counter, label_sets: Iterable[tuple[str, ...]]) -> 
         counter.labels(*labels)
 
 
+#: Tournaments: each director reports the tournaments whose lease it holds, so sums over
+#: replicas are totals.
+TOURNAMENTS_RUNNING = Gauge("stammtisch_tournaments_running",
+                            "Tournaments running or paused, directed by this process")
+TOURNAMENT_PLAYERS = Gauge("stammtisch_tournament_players",
+                           "Players still in the tournaments this process directs")
+TOURNAMENT_TABLES_OPEN = Gauge("stammtisch_tournament_tables_open",
+                               "Tables of current rounds still playing, in tournaments this process directs")
+TOURNAMENT_ROUNDS = Counter("stammtisch_tournament_rounds_total", "Tournament rounds seated")
+TOURNAMENT_ROUND_DURATION = Histogram(
+    "stammtisch_tournament_round_duration_seconds", "Time from a round's seating to its last game's result",
+    buckets=(5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200),
+)
+
 def serve_metrics(port: int, host: str = "0.0.0.0") -> int:
     """Expose /metrics over HTTP; port 0 picks a free one. Returns the bound port."""
     server, _thread = start_http_server(port, addr=host)

@@ -53,6 +53,11 @@ REDIS_RETRIES = 5
 REDIS_BACKOFF = ExponentialBackoff(cap=0.8, base=0.05)
 #: NATS: seconds between reconnect attempts (nats-py adds jitter), forever.
 NATS_RECONNECT_WAIT = 0.5
+#: Redis connections one process opens at most; more callers at once wait for one (a
+#: tournament round starts 200 subscriptions at once: a bounded pool that fails would refuse them).
+REDIS_CONNECTIONS = 256
+#: How long a caller waits for a free Redis connection before the call fails.
+REDIS_POOL_WAIT_SECONDS = 20.0
 
 
 def results_stream(settings: Settings) -> StreamConfig:
@@ -119,11 +124,12 @@ async def connect_nats(servers: list[str], name: str) -> NATS:
 
 def connect_redis(url: str) -> aioredis.Redis:
     """A Redis client whose commands ride out a short outage (bounded retries, then an error)."""
-    return aioredis.from_url(
-        url, decode_responses=False,
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=REDIS_CONNECTIONS, timeout=REDIS_POOL_WAIT_SECONDS, decode_responses=False,
         retry=Retry(REDIS_BACKOFF, REDIS_RETRIES),
         retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
         health_check_interval=15, socket_timeout=5.0, socket_connect_timeout=2.0)
+    return aioredis.Redis.from_pool(pool)  # owns the pool: aclose() closes its connections
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.config import Settings
+from shared.config import DEFAULT_PORTS, Settings
 from shared.localinfra import local_servers
 from shared.runtime import Runtime, open_runtime
 
@@ -65,7 +65,7 @@ def settings(infra: tuple[str, str]) -> Settings:
     redis_url, nats_url = infra
     return dataclasses.replace(
         Settings(), redis_url=redis_url, nats_url=nats_url, bind_host="127.0.0.1",
-        ports=dict.fromkeys(("lobby", "engine", "arbiter", "scoring"), 0),
+        ports=dict.fromkeys(DEFAULT_PORTS, 0),
         metrics_port=0, key_prefix="t" + uuid.uuid4().hex[:10], token_secret=secrets.token_urlsafe(32),
         grace_seconds=1.0, actions_per_second=1000.0)
 

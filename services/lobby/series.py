@@ -51,8 +51,11 @@ class GameSeries:
 
     # -- start ------------------------------------------------------------------------------
 
-    async def start_if_ready(self, table: LobbyTable) -> LobbyTable:
-        """Start the next game when every seat is taken and ready; returns the newest table."""
+    async def start_if_ready(self, table: LobbyTable, seed: int | None = None) -> LobbyTable:
+        """Start the next game when every seat is taken and ready; returns the newest table.
+
+        ``seed`` deals the game (tournaments: the same seeds at every table for duplicate
+        deals); None deals a fresh random one."""
         if not table.startable():
             return table
         try:
@@ -60,7 +63,7 @@ class GameSeries:
         except Moved:
             return await self.repo.get(table.table_id)
         try:
-            record = await self._create_game(table)
+            record = await self._create_game(table, secrets.randbits(62) if seed is None else seed)
         except Exception as err:
             await self.repo.change(table.table_id, lambda t: t.undo_begin(game_no))
             if isinstance(err, Refusal):
@@ -74,8 +77,8 @@ class GameSeries:
                                seq=record.seq)
         return table
 
-    async def _create_game(self, table: LobbyTable) -> CommitRecord:
-        seed, salt = secrets.randbits(62), new_salt()
+    async def _create_game(self, table: LobbyTable, seed: int) -> CommitRecord:
+        salt = new_salt()
         options = table.game_options()
         game = new_game(table.game, len(table.seats), options, seed)
         meta = TableMeta(

@@ -26,14 +26,15 @@ from shared.api.stammtisch.v1 import (
     lobby_pb2,
     lobby_pb2_grpc,
     scoring_pb2_grpc,
+    tournament_pb2_grpc,
 )
 from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES, Settings
 from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 
-#: The four services, in the order of :class:`Endpoints`.
-SERVICES = ("lobby", "engine", "arbiter", "scoring")
+#: The services a client talks to, in Endpoints order.
+SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: Longest pause between two attempts of one action, however many attempts are allowed.
@@ -58,18 +59,19 @@ def open_channel(target: str) -> grpc.aio.Channel:
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the four services listen (each "host:port", or replicas as "ip:port,ip:port")."""
+    """Where the services listen (each "host:port", or replicas as "ip:port,ip:port")."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
     arbiter: str = f"127.0.0.1:{DEFAULT_PORTS['arbiter']}"
     scoring: str = f"127.0.0.1:{DEFAULT_PORTS['scoring']}"
+    tournament: str = f"127.0.0.1:{DEFAULT_PORTS['tournament']}"
 
     @classmethod
-    def on_host(cls, host: str) -> Endpoints:
-        """The services on a host, at the ports STAMMTISCH_*_PORT names (as `stammtisch up`
-        reads them), else the default ports."""
-        ports = Settings.from_env().ports
+    def on_host(cls, host: str, ports: Mapping[str, int] | None = None) -> Endpoints:
+        """The services on a host, at ``ports``, else at the ports STAMMTISCH_*_PORT names (as
+        `stammtisch up` reads them), else the default ports."""
+        ports = ports or Settings.from_env().ports
         return cls(*(f"{host}:{ports[n]}" for n in SERVICES))
 
     @classmethod
@@ -140,6 +142,7 @@ class StammtischClient:
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
         self.scoring = scoring_pb2_grpc.ScoringServiceStub(self._channels["scoring"])
+        self.tournaments = tournament_pb2_grpc.TournamentServiceStub(self._channels["tournament"])
         self.accounts = accounts_pb2_grpc.AccountServiceStub(self._channels["lobby"])
         self.history = history_pb2_grpc.HistoryServiceStub(self._channels["lobby"])
         self.token = ""

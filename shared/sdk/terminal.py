@@ -177,6 +177,16 @@ async def _leave(client: StammtischClient, table_id: str, game: str) -> None:
         print("\nyou left the table: the stand-in bot plays your seat")
 
 
+async def play_game(client: StammtischClient, table_id: str) -> Update:
+    """Play one's seat at a table at the terminal (a tournament's seating, say) until its game ends."""
+    reader = LineReader()
+    try:
+        names = await _seats(client, table_id, client.player_id)
+        return await Session(client, table_id, names, reader).play()
+    finally:
+        reader.close()
+
+
 async def run(game: str, name: str, seats: int | None, bots: str, table_id: str | None,
               endpoints: Endpoints, turn_seconds: int, device: str | None = None) -> int:
     """Log in (as a guest, or as the lasting player of a device file), create or join a table,

@@ -14,7 +14,7 @@ from shared.config import DEFAULT_PORTS
 
 REQUIRED_SERVICES = {"redis", "nats", *SERVICES}
 #: Host ports for the four services' /metrics (each container listens on its metrics port).
-METRICS_HOST_PORTS = {9101, 9102, 9103, 9104}
+METRICS_HOST_PORTS = {9101, 9102, 9103, 9104, 9105}
 
 _INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*)|:\?(?P<error>[^}]*))?\}")
 #: What the caller's environment gives the variables compose requires (`${VAR:?message}`).

@@ -544,8 +544,9 @@ class FuzzedStack:
 
     @property
     def endpoints(self) -> dict[str, str]:
-        """The four gRPC services by name."""
-        return {name: self.launched.endpoints[name] for name in ("lobby", "engine", "arbiter", "scoring")}
+        """The gRPC services by name."""
+        return {name: self.launched.endpoints[name]
+                for name in ("lobby", "engine", "arbiter", "scoring", "tournament")}
 
     def nats_connection(self) -> int | None:
         """The client id of the stack's NATS connection as the NATS server sees it, if any."""

@@ -39,6 +39,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import bot_table, close_all, log_in, logged_in, seated_table
 
 from shared.games.registry import bot_levels
+from shared.sdk import tournament as tournament_sdk
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient
 
@@ -64,6 +65,18 @@ async def _tables(alice: StammtischClient, bob: StammtischClient) -> dict[str, s
     return tables
 
 
+async def _tournaments(alice: StammtischClient, bob: StammtischClient) -> list[str]:
+    """Real tournaments: one in registration (Bob registered), one running."""
+    waiting = await tournament_sdk.create_tournament(alice, "Fuzz", "willi", "series", capacity=8,
+                                                     table_size=3)
+    await tournament_sdk.register(bob, waiting.tournament_id)
+    running = await tournament_sdk.create_tournament(bob, "Fuzz 2", "willi-stich", "knockout",
+                                                     capacity=4, table_size=3)
+    await tournament_sdk.register(alice, running.tournament_id)
+    await tournament_sdk.start(bob, running.tournament_id)
+    return [waiting.tournament_id, running.tournament_id]
+
+
 async def _known(alice: StammtischClient, player_ids: list[str], tables: dict[str, str],
                  rng: random.Random) -> Known:
     """Real ids, names and cards for the generator to mix in."""
@@ -78,7 +91,8 @@ async def _known(alice: StammtischClient, player_ids: list[str], tables: dict[st
     for name, numbers in NUMBERS.items():
         known.add_ints(name, *numbers)
     known.add("service", "", "stammtisch.v1.LobbyService", "stammtisch.v1.EngineService",
-              "stammtisch.v1.ArbiterService", "stammtisch.v1.ScoringService", "nope")
+              "stammtisch.v1.ArbiterService", "stammtisch.v1.ScoringService",
+              "nope")
     cards: set[str] = set()
     for name, table_id in tables.items():
         if name.startswith("alice-running"):
@@ -145,6 +159,7 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
             rpcs = await discover(stack.endpoints)
             tokens = {"valid": alice.token, "other": bob.token, **forged_tokens(SECRET, bob.player_id)}
             known = await _known(alice, [alice.player_id, bob.player_id], tables, random.Random(SEED))
+            known.add("tournament_id", *await _tournaments(alice, bob))
             requests = Generator(SEED, rpcs, known, sorted(tokens)).requests(REQUESTS)
             sender = Sender(stack.endpoints, tokens)
             try:
@@ -174,7 +189,7 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
     assert tally.sent == len(requests)
     assert {rpc.path.rsplit("/", 2)[1] for rpc in rpcs} >= {
         "stammtisch.v1.LobbyService", "stammtisch.v1.EngineService", "stammtisch.v1.ArbiterService",
-        "stammtisch.v1.ScoringService", "grpc.health.v1.Health"}
+        "stammtisch.v1.ScoringService", "stammtisch.v1.TournamentService", "grpc.health.v1.Health"}
     # Every check at once, each with the finding of issue 10 it guards.
     failed = [message for broken, message in (
         (tally.problems, f"{len(tally.problems)} answers no client may get (INTERNAL/UNKNOWN: findings "

@@ -1,0 +1,1 @@
+"""Tournaments: the director that runs them and the TournamentService that clients call."""

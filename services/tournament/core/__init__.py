@@ -1,0 +1,24 @@
+"""The pure core of tournaments: table splits, seating, rotation, scores and standings.
+
+No I/O here (no grpc, redis or nats): the director feeds in the players and the
+results it read, and stores what these functions decide. Every function is
+deterministic for its inputs (seeded randomness only), so a director that
+replaces a dead one recomputes exactly the same seating and standings.
+
+The scoring rule (the same text is in proto/stammtisch/v1/tournament.proto and README.md):
+
+* **Placement points.** In a game at a table of n seats, a seat's place is 1 + the
+  number of seats with a higher final total; seats with equal totals share the mean
+  of the places they cover. The seat earns (n - place) / (n - 1): 1 for first, 0 for
+  last, whatever the table size, so scores are comparable across table sizes.
+* **Duplicate deals** (an option): every table of a round plays the same seeds, so seat
+  i of every table of the same size holds the same cards in game g. A seat then earns
+  the share of those other seats it beat by final total (a tie counts half) instead of
+  its placement points; a seat with no counterpart keeps its placement points.
+* **Late entry.** A player who enters late is credited 1/2 point (the mean of a
+  game's points) and 0 game points for each game of the rounds they missed.
+* **Standings** sort by (knockout: last round reached, first), points, then game
+  points (the sum of the player's final totals), then games won (first place,
+  shared or not), then the seeding order (rating, then registration). Bots have no
+  standing.
+"""

@@ -1,0 +1,177 @@
+"""Points per game, standings and knockout advancement, always recomputed from the results.
+
+The rule is stated once in :mod:`services.tournament.core` (and in the proto and
+README): placement points (n - place) / (n - 1) with shared places for ties,
+or the duplicate comparison; late entries are credited 1/2 per missed game;
+tie-breaks are game points, games won, then the seeding order. Points are exact
+fractions, so two directors recomputing the same results agree to the last bit
+and ties are real ties.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from services.tournament.core.seating import BOT
+
+#: A late entrant's points for each game of the rounds they missed (the mean of a game's points).
+LATE_ENTRY_POINTS = Fraction(1, 2)
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One finished game of one tournament table."""
+
+    round: int
+    table: int
+    #: 1..games per round: the game's place in the table's series (also its seed's).
+    game: int
+    #: Player id per seat, :data:`BOT` for a seat only a bot played.
+    seats: tuple[str, ...]
+    #: Final totals per seat.
+    scores: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A registered player as the standings need them."""
+
+    player_id: str
+    #: Position in the seeding order (rating, then registration): the last tie-break.
+    seed_rank: int
+    #: The first round the player is seated in (1 unless they entered late).
+    first_round: int = 1
+
+
+@dataclass
+class Standing:
+    """One player's line in the standings."""
+
+    player_id: str
+    points: Fraction = Fraction(0)
+    game_points: int = 0
+    wins: int = 0
+    games: int = 0
+    #: Knockout: the last round the player was seated in (0 in a series: not a criterion).
+    reached: int = 0
+    seed_rank: int = 0
+    rank: int = 0
+    round_points: dict[int, Fraction] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple[int, Fraction, int, int, int]:
+        """Best first when sorted ascending."""
+        return (-self.reached, -self.points, -self.game_points, -self.wins, self.seed_rank)
+
+
+def places(scores: Sequence[int]) -> list[Fraction]:
+    """Each seat's place: 1 + seats with a higher total; tied seats share the mean place."""
+    result = []
+    for score in scores:
+        higher = sum(1 for other in scores if other > score)
+        tied = sum(1 for other in scores if other == score)
+        result.append(Fraction(2 * higher + tied + 1, 2))
+    return result
+
+
+def placement_points(scores: Sequence[int]) -> list[Fraction]:
+    """(n - place) / (n - 1) per seat: 1 for first, 0 for last, at any table size."""
+    n = len(scores)
+    if n < 2:
+        return [Fraction(1)] * n
+    return [(n - place) / (n - 1) for place in places(scores)]
+
+
+def duplicate_points(result: GameResult, others: Sequence[GameResult]) -> list[Fraction]:
+    """Per seat, the share of the same seat at the ``others`` (same deal) it beat; ties half.
+
+    Without any other table the placement points stand.
+    """
+    if not others:
+        return placement_points(result.scores)
+    points = []
+    for seat, score in enumerate(result.scores):
+        rivals = [other.scores[seat] for other in others]
+        beaten = sum(1 for rival in rivals if rival < score)
+        tied = sum(1 for rival in rivals if rival == score)
+        points.append(Fraction(2 * beaten + tied, 2 * len(rivals)))
+    return points
+
+
+#: (round, table, game) of a result.
+ResultKey = tuple[int, int, int]
+
+
+def game_points_of(results: Sequence[GameResult], duplicate: bool) -> dict[ResultKey, list[Fraction]]:
+    """Points per seat of every result, keyed by (round, table, game)."""
+    deals: dict[tuple[int, int, int], list[GameResult]] = defaultdict(list)
+    for result in results:
+        deals[(result.round, result.game, len(result.seats))].append(result)
+    points = {}
+    for result in results:
+        key = (result.round, result.table, result.game)
+        if duplicate:
+            others = [other for other in deals[(result.round, result.game, len(result.seats))]
+                      if other.table != result.table]
+            points[key] = duplicate_points(result, others)
+        else:
+            points[key] = placement_points(result.scores)
+    return points
+
+
+def standings(entrants: Sequence[Entrant], results: Iterable[GameResult], games_per_round: int,
+              *, duplicate: bool = False, knockout_rounds: Mapping[str, int] | None = None) -> list[Standing]:
+    """The standings, best first (rank 1 first; the seeding order settles every full tie).
+
+    ``knockout_rounds`` gives each player's last round seated (knockout only).
+    A result is taken once per (round, table, game) even if passed twice.
+    """
+    unique = list({(r.round, r.table, r.game): r for r in results}.values())
+    reached = knockout_rounds or {}
+    lines = {entrant.player_id: Standing(
+                 entrant.player_id, points=LATE_ENTRY_POINTS * (entrant.first_round - 1) * games_per_round,
+                 reached=reached.get(entrant.player_id, 0), seed_rank=entrant.seed_rank)
+             for entrant in entrants}
+    points = game_points_of(unique, duplicate)
+    for result in unique:
+        earned = points[(result.round, result.table, result.game)]
+        top = max(result.scores)
+        for seat, player in enumerate(result.seats):
+            line = lines.get(player) if player != BOT else None
+            if line is None:
+                continue
+            line.points += earned[seat]
+            line.round_points[result.round] = line.round_points.get(result.round, Fraction(0)) + earned[seat]
+            line.game_points += result.scores[seat]
+            line.wins += result.scores[seat] == top
+            line.games += 1
+    ordered = sorted(lines.values(), key=Standing.sort_key)
+    for index, line in enumerate(ordered):
+        line.rank = index + 1
+    return ordered
+
+
+def advancing(tables: Sequence[Sequence[str]], results: Iterable[GameResult], round_no: int,
+              keep: int, seed_rank: Mapping[str, int], duplicate: bool = False) -> list[str]:
+    """Knockout: the best ``keep`` people of each table of the round, by the round's points,
+    then game points, then seeding order; returned best-placed first, table by table."""
+    mine = [result for result in results if result.round == round_no]
+    points = game_points_of(mine, duplicate)
+    chosen: list[tuple[tuple[int, Fraction, int, int], str]] = []
+    for index, seats in enumerate(tables):
+        earned: dict[str, Fraction] = {p: Fraction(0) for p in seats if p != BOT}
+        totals: dict[str, int] = dict.fromkeys(earned, 0)
+        for result in mine:
+            if result.table != index:
+                continue
+            table_points = points[(result.round, result.table, result.game)]
+            for seat, player in enumerate(result.seats):
+                if player in earned:
+                    earned[player] += table_points[seat]
+                    totals[player] += result.scores[seat]
+        keys = {p: (-earned[p], -totals[p], seed_rank.get(p, 0)) for p in earned}
+        best = sorted(earned, key=keys.__getitem__)[:keep]
+        chosen += [((place, *keys[p]), p) for place, p in enumerate(best)]
+    return [player for _key, player in sorted(chosen)]

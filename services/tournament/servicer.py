@@ -1,0 +1,215 @@
+"""The TournamentService servicer: requests become document changes; the director does the rest."""
+
+from __future__ import annotations
+
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+
+from services.scoring.storage import ScoreStore
+from services.tournament import convert
+from services.tournament.core.standings import GameResult, ResultKey, game_points_of
+from services.tournament.feed import HistoryFeed
+from services.tournament.model import Entry, Tournament
+from services.tournament.store import TournamentStore
+from services.tournament.tables import TournamentTables
+from shared.api.stammtisch.v1 import tournament_pb2, tournament_pb2_grpc
+from shared.ids import check_player_id, check_tournament_id
+from shared.rpc.auth import caller
+from shared.rpc.errors import invalid
+from shared.runtime import Runtime
+
+#: A change of the document: mutates it, returns its history entry.
+Change = Callable[[Tournament], Entry]
+DEFAULT_LIST = 50
+MAX_LIST = 200
+#: Standings kept for watchers (each is shared by every watcher of the tournament).
+STANDINGS_CACHE = 256
+#: Changes after which a watcher gets the standings.
+_WITH_STANDINGS = ("game_finished", "round_finished", "finished", "cancelled")
+
+
+class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
+    """Every call acts as the token's player; organizer controls check the organizer."""
+
+    def __init__(self, runtime: Runtime, store: TournamentStore, tables: TournamentTables,
+                 feed: HistoryFeed) -> None:
+        self.store = store
+        self.feed = feed
+        self.tables = tables
+        self.scores = ScoreStore(runtime)
+        self.default_turn = runtime.settings.turn_seconds
+        #: (tournament, history seq) -> standings then, newest use last.
+        self._standings_cache: dict[tuple[str, int], list[tournament_pb2.StandingLine]] = {}
+
+    async def _reply(self, tournament: Tournament) -> tournament_pb2.Tournament:
+        recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
+        return convert.tournament_proto(tournament, recorded)
+
+    async def _change(self, tournament_id: str, fn: Change) -> tournament_pb2.Tournament:
+        tournament, _entry = await self.store.change(check_tournament_id(tournament_id), fn)
+        return await self._reply(tournament)
+
+    async def CreateTournament(self, request: tournament_pb2.CreateTournamentRequest,
+                               context: grpc.aio.ServicerContext) -> tournament_pb2.CreateTournamentResponse:
+        settings = convert.settings_of(request.settings, self.default_turn)
+        tournament = Tournament(uuid.uuid4().hex, caller().player_id, settings, time.time(),
+                                deal_secret=secrets.token_hex(16))
+        await self.store.add(tournament)
+        return tournament_pb2.CreateTournamentResponse(tournament=await self._reply(tournament))
+
+    async def GetTournament(self, request: tournament_pb2.GetTournamentRequest,
+                            context: grpc.aio.ServicerContext) -> tournament_pb2.GetTournamentResponse:
+        tournament = await self.store.get(check_tournament_id(request.tournament_id))
+        return tournament_pb2.GetTournamentResponse(tournament=await self._reply(tournament))
+
+    async def ListTournaments(self, request: tournament_pb2.ListTournamentsRequest,
+                              context: grpc.aio.ServicerContext) -> tournament_pb2.ListTournamentsResponse:
+        if not 0 <= request.limit <= MAX_LIST:
+            raise invalid(f"limit must be 0 (default {DEFAULT_LIST}) to {MAX_LIST}")
+        found = await self.store.newest(request.limit or DEFAULT_LIST)
+        if request.game:
+            found = [t for t in found if convert.settings_proto(t.settings).game == request.game]
+        return tournament_pb2.ListTournamentsResponse(
+            tournaments=[await self._reply(t) for t in found])
+
+    async def Register(self, request: tournament_pb2.RegisterRequest,
+                       context: grpc.aio.ServicerContext) -> tournament_pb2.RegisterResponse:
+        who = caller()
+        tournament = await self.store.get(check_tournament_id(request.tournament_id))
+        ratings = await self.scores.conservative_ratings(tournament.settings.game, [who.player_id])
+        rating = ratings[who.player_id]
+        reply = await self._change(request.tournament_id,
+                                   lambda t: t.register(who.player_id, who.name, rating))
+        return tournament_pb2.RegisterResponse(tournament=reply)
+
+    async def _withdraw(self, tournament_id: str, player_id: str, change: str) -> tournament_pb2.Tournament:
+        tournament, _entry = await self.store.change(check_tournament_id(tournament_id),
+                                                     lambda t: t.withdraw(player_id, change))
+        current = tournament.current
+        if current is not None and not current.finished:
+            seat = tournament.seat_of(player_id, current.number)
+            entrant = tournament.entrant(player_id)
+            if seat is not None and entrant is not None:
+                await self.tables.leave(tournament.table_id(current.number, seat[0]), player_id, entrant.name)
+        return await self._reply(tournament)
+
+    async def Withdraw(self, request: tournament_pb2.WithdrawRequest,
+                       context: grpc.aio.ServicerContext) -> tournament_pb2.WithdrawResponse:
+        reply = await self._withdraw(request.tournament_id, caller().player_id, "withdrawn")
+        return tournament_pb2.WithdrawResponse(tournament=reply)
+
+    async def CheckIn(self, request: tournament_pb2.CheckInRequest,
+                      context: grpc.aio.ServicerContext) -> tournament_pb2.CheckInResponse:
+        who = caller()
+        reply = await self._change(request.tournament_id, lambda t: t.check_in(who.player_id))
+        return tournament_pb2.CheckInResponse(tournament=reply)
+
+    def _organizer(self, action: str) -> Change:
+        """A change that the organizer alone may make."""
+        who = caller()
+
+        def change(tournament: Tournament) -> Entry:
+            tournament.check_organizer(who.player_id)
+            if action == "start":
+                return tournament.start(time.time())
+            entry: Entry = getattr(tournament, action)()
+            return entry
+
+        return change
+
+    async def StartTournament(self, request: tournament_pb2.StartTournamentRequest,
+                              context: grpc.aio.ServicerContext) -> tournament_pb2.StartTournamentResponse:
+        reply = await self._change(request.tournament_id, self._organizer("start"))
+        return tournament_pb2.StartTournamentResponse(tournament=reply)
+
+    async def PauseTournament(self, request: tournament_pb2.PauseTournamentRequest,
+                              context: grpc.aio.ServicerContext) -> tournament_pb2.PauseTournamentResponse:
+        reply = await self._change(request.tournament_id, self._organizer("pause"))
+        return tournament_pb2.PauseTournamentResponse(tournament=reply)
+
+    async def ResumeTournament(self, request: tournament_pb2.ResumeTournamentRequest,
+                               context: grpc.aio.ServicerContext) -> tournament_pb2.ResumeTournamentResponse:
+        reply = await self._change(request.tournament_id, self._organizer("resume"))
+        return tournament_pb2.ResumeTournamentResponse(tournament=reply)
+
+    async def CancelTournament(self, request: tournament_pb2.CancelTournamentRequest,
+                               context: grpc.aio.ServicerContext) -> tournament_pb2.CancelTournamentResponse:
+        reply = await self._change(request.tournament_id, self._organizer("cancel"))
+        return tournament_pb2.CancelTournamentResponse(tournament=reply)
+
+    async def RemovePlayer(self, request: tournament_pb2.RemovePlayerRequest,
+                           context: grpc.aio.ServicerContext) -> tournament_pb2.RemovePlayerResponse:
+        tournament = await self.store.get(check_tournament_id(request.tournament_id))
+        tournament.check_organizer(caller().player_id)
+        reply = await self._withdraw(request.tournament_id, check_player_id(request.player_id), "removed")
+        return tournament_pb2.RemovePlayerResponse(tournament=reply)
+
+    async def GetStandings(self, request: tournament_pb2.GetStandingsRequest,
+                           context: grpc.aio.ServicerContext) -> tournament_pb2.GetStandingsResponse:
+        tournament = await self.store.get(check_tournament_id(request.tournament_id))
+        recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
+        return tournament_pb2.GetStandingsResponse(
+            standings=convert.standings_proto(tournament, recorded),
+            status=convert.status_proto(tournament.status))
+
+    async def WatchTournament(self, request: tournament_pb2.WatchTournamentRequest,  # type: ignore[override]
+                              context: grpc.aio.ServicerContext,
+                              ) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
+        tournament_id = check_tournament_id(request.tournament_id)
+        if request.after_seq < 0:
+            raise invalid("after_seq must be >= 0")
+        await self.store.get(tournament_id)  # NOT_FOUND before the stream starts
+        watcher = caller().player_id
+        # The history is read from its start so that each entry's standings count exactly the
+        # games recorded up to it, whatever after_seq the watcher resumes from.
+        seen: set[ResultKey] = set()
+        async for entries, tournament, recorded in self.feed.entries(tournament_id):
+            for seq, entry in entries:
+                if entry["change"] == "game_finished":
+                    seen.add((int(entry["round"]), int(entry["table"]), int(entry["game"])))
+                if seq <= request.after_seq:
+                    continue
+                so_far = [r for r in recorded if (r.round, r.table, r.game) in seen]
+                yield self._news(tournament, so_far, seq, entry, watcher)
+                if entry["change"] in ("finished", "cancelled"):
+                    return
+
+    def _news(self, tournament: Tournament, recorded: list[GameResult], seq: int, entry: Entry,
+              watcher: str) -> tournament_pb2.WatchTournamentResponse:
+        change = str(entry["change"])
+        response = tournament_pb2.WatchTournamentResponse(
+            seq=seq, change=change, player_id=str(entry.get("player_id", "")),
+            status=convert.status_proto(tournament.status))
+        if change == "seated":
+            number = int(entry["round"])
+            response.round.CopyFrom(convert.round_proto(tournament, number, recorded))
+            seat = tournament.seat_of(watcher, number)
+            if seat is not None:
+                response.your_seat.CopyFrom(tournament_pb2.YourSeat(
+                    round=number, table=seat[0] + 1, table_id=tournament.table_id(number, seat[0]),
+                    seat=seat[1]))
+        if change == "game_finished":
+            key = (int(entry["round"]), int(entry["table"]), int(entry["game"]))
+            mine = [r for r in recorded if (r.round, r.table, r.game) == key]
+            if mine:
+                points = game_points_of(recorded, tournament.settings.duplicate)[key]
+                response.result.CopyFrom(convert.result_proto(tournament, mine[0], points))
+        if change in _WITH_STANDINGS:
+            response.standings.extend(self._standings_at(tournament, seq, recorded))
+        return response
+
+    def _standings_at(self, tournament: Tournament, seq: int,
+                      recorded: list[GameResult]) -> list[tournament_pb2.StandingLine]:
+        """The standings after history entry ``seq``, computed once for all watchers."""
+        key = (tournament.tournament_id, seq)
+        lines = self._standings_cache.pop(key, None)
+        if lines is None:
+            lines = convert.standings_proto(tournament, recorded)
+        self._standings_cache[key] = lines
+        while len(self._standings_cache) > STANDINGS_CACHE:
+            self._standings_cache.pop(next(iter(self._standings_cache)))
+        return lines

@@ -1,0 +1,153 @@
+"""Tournaments through the real API: create, register, watch, and play one's seats.
+
+A player in a tournament watches it (``WatchTournament``); each ``seated``
+entry names their table and seat for the round, which they play like any
+table (``play_round``: every game of the round, a bot choosing the moves, or a
+person at the terminal). The round ends for them when the director says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from shared.api.stammtisch.v1 import common_pb2, tournament_pb2
+from shared.games.registry import bot_levels
+from shared.sdk.botplayer import play_seat
+from shared.sdk.client import GAME_ENUMS, StammtischClient
+
+GAME_ENUMS_BY_NUMBER = {number: name for name, number in GAME_ENUMS.items()}
+FORMATS = {"series": tournament_pb2.TOURNAMENT_FORMAT_SERIES,
+           "knockout": tournament_pb2.TOURNAMENT_FORMAT_KNOCKOUT}
+#: Plays one game at a seat: (client, table id) -> when the game is over.
+SeatPlayer = Callable[[StammtischClient, str], Awaitable[Any]]
+
+
+async def create_tournament(client: StammtischClient, name: str, game: str, fmt: str, *,
+                            capacity: int, rounds: int = 1, games_per_round: int = 1,
+                            table_size: int = 4, options: dict[str, int] | None = None,
+                            **settings: Any) -> tournament_pb2.Tournament:
+    """A new tournament organized by the client; ``settings`` are TournamentSettings fields."""
+    request = tournament_pb2.TournamentSettings(
+        name=name, game=GAME_ENUMS[game], format=FORMATS[fmt], capacity=capacity, rounds=rounds,
+        games_per_round=games_per_round, table_size=table_size,
+        options=common_pb2.TableOptions(**(options or {})), **settings)
+    reply = await client.tournaments.CreateTournament(
+        tournament_pb2.CreateTournamentRequest(settings=request), metadata=client.auth)
+    return reply.tournament
+
+
+async def register(client: StammtischClient, tournament_id: str,
+                   attempts: int = 5) -> tournament_pb2.Tournament:
+    """Enter the tournament; UNAVAILABLE (a busy tournament, a restarting server) is retried."""
+    request = tournament_pb2.RegisterRequest(tournament_id=tournament_id)
+    for attempt in range(attempts - 1):
+        try:
+            return (await client.tournaments.Register(request, metadata=client.auth)).tournament
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            await asyncio.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+    return (await client.tournaments.Register(request, metadata=client.auth)).tournament
+
+
+async def start(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
+    """Organizer: start now."""
+    reply = await client.tournaments.StartTournament(
+        tournament_pb2.StartTournamentRequest(tournament_id=tournament_id), metadata=client.auth)
+    return reply.tournament
+
+
+async def standings(client: StammtischClient, tournament_id: str) -> tournament_pb2.GetStandingsResponse:
+    """The standings now, with the tournament's status."""
+    return await client.tournaments.GetStandings(
+        tournament_pb2.GetStandingsRequest(tournament_id=tournament_id), metadata=client.auth)
+
+
+async def watch(client: StammtischClient, tournament_id: str,
+                after_seq: int = 0) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
+    """The tournament's history, then live news, resuming after a dropped connection."""
+    last = after_seq
+    while True:
+        stream = client.tournaments.WatchTournament(
+            tournament_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_seq=last),
+            metadata=client.auth)
+        try:
+            async for news in stream:
+                last = news.seq
+                yield news
+            return
+        except grpc.aio.AioRpcError as err:
+            if err.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise
+            await asyncio.sleep(0.2)
+
+
+def bot_player(game: str, seed: int, level: str = "heuristic", think_seconds: float = 0.0) -> SeatPlayer:
+    """A seat player that lets the game's bot choose every move."""
+    rng = random.Random(seed)
+
+    async def play(client: StammtischClient, table_id: str) -> Any:
+        return await play_seat(client, table_id, bot_levels(game)[level](), rng, think_seconds)
+
+    return play
+
+
+async def play_round(client: StammtischClient, table_id: str, games: int, player: SeatPlayer,
+                     poll_seconds: float = 0.2) -> None:
+    """Play the round's ``games`` games at the table, one after the other.
+
+    Between games the director starts the next one; the seat waits until its view
+    is of a running game again. Once bots play the seat (the round's time limit
+    passed, or the player withdrew) there is nothing left to play.
+    """
+    for game in range(games):
+        if game:
+            while (await client.view(table_id)).view.get("over"):
+                await asyncio.sleep(poll_seconds)
+        try:
+            await player(client, table_id)
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+            return
+
+
+async def play_tournament(client: StammtischClient, tournament_id: str, player: SeatPlayer,
+                          on_news: Callable[[tournament_pb2.WatchTournamentResponse], None] | None = None,
+                          ) -> tournament_pb2.WatchTournamentResponse:
+    """Play every round one is seated in until the tournament ends; returns the last news.
+
+    A round's play stops when the director ends the round (its time limit may
+    end games the seat was still waiting for).
+    """
+    games = 1
+    seat_task: asyncio.Task[None] | None = None
+    last = tournament_pb2.WatchTournamentResponse()
+    try:
+        async for news in watch(client, tournament_id):
+            last = news
+            if on_news is not None:
+                on_news(news)
+            if news.change == "created":
+                reply = await client.tournaments.GetTournament(
+                    tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=client.auth)
+                games = reply.tournament.settings.games_per_round
+            elif news.change == "seated" and news.HasField("your_seat"):
+                seat_task = asyncio.create_task(play_round(client, news.your_seat.table_id, games, player))
+            elif news.change == "round_finished" and seat_task is not None:
+                seat_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await seat_task
+                seat_task = None
+    finally:
+        if seat_task is not None:
+            seat_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await seat_task
+    return last
