@@ -92,7 +92,7 @@ async def _known(alice: StammtischClient, player_ids: list[str], tables: dict[st
         known.add_ints(name, *numbers)
     known.add("service", "", "stammtisch.v1.LobbyService", "stammtisch.v1.EngineService",
               "stammtisch.v1.ArbiterService", "stammtisch.v1.ScoringService",
-              "nope")
+              "stammtisch.v1.TournamentService", "nope")
     cards: set[str] = set()
     for name, table_id in tables.items():
         if name.startswith("alice-running"):
