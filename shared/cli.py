@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from shared.games.catalog import CATALOGUE
@@ -19,7 +20,7 @@ def _replay(args: argparse.Namespace) -> int:
 def _up(args: argparse.Namespace) -> int:
     from services.up import up
 
-    return up(args.service or SERVICES)
+    return up(args.service or SERVICES, args.workers)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -86,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="run the whole stack (starts Redis/NATS if none answer)")
     up.add_argument("--service", action="append", choices=SERVICES,
                     help="only these services (repeatable); default: all four")
+    up.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="server processes sharing the ports (default: one per core)")
     up.set_defaults(func=_up)
 
     serve = sub.add_parser("serve", help="run services against the configured Redis and NATS")

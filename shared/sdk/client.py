@@ -26,6 +26,10 @@ from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 
+#: Each client its own connections, as separate devices have: grpc otherwise shares one
+#: connection among all channels of a process to one address, and every bot of a bench or
+#: test would land on the same server process of `stammtisch up --workers N`.
+CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
@@ -100,7 +104,8 @@ class StammtischClient:
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
-        self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name))
+        self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name),
+                                                             options=CHANNEL_OPTIONS)
                           for name in ("lobby", "engine", "arbiter", "scoring")}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])

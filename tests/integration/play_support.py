@@ -5,8 +5,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from services.launch import LaunchedStack
 from shared.games.registry import bot_levels
 from shared.sdk.client import Endpoints, StammtischClient
+
+
+def stack_endpoints(stack: LaunchedStack) -> Endpoints:
+    """Where a launched stack's services listen."""
+    found = stack.endpoints
+    return Endpoints(found["lobby"], found["engine"], found["arbiter"], found["scoring"])
 
 
 async def seated_table(ends: Endpoints, game: str, seats: int) -> tuple[list[StammtischClient], str]:
