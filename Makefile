@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test proto lint bench loadtest venv redis-server prometheus clean
+.PHONY: run test proto lint bench loadtest chaos venv redis-server prometheus clean
 
 venv: $(STAMP)
 
@@ -55,6 +55,9 @@ bench: $(STAMP) redis-server
 
 loadtest: $(STAMP) redis-server prometheus
 	$(BIN)/stammtisch loadtest
+
+chaos: $(STAMP) redis-server
+	$(BIN)/stammtisch chaos
 
 clean:
 	rm -rf $(VENV) .var .pytest_cache .mypy_cache .ruff_cache

@@ -20,6 +20,13 @@ class Service:
 
     name: ClassVar[str]
     full_name: ClassVar[str]
+    #: Further proto services its servicers serve on the same port (health and reflection list them).
+    also_serves: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def full_names(cls) -> list[str]:
+        """Every proto service this service serves."""
+        return [cls.full_name, *cls.also_serves]
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime

@@ -67,7 +67,7 @@ async def running_services(settings: Settings, names: Sequence[str]) -> AsyncIte
                 service = import_module(f"services.{name}.service").create(runtime)
                 health = HealthServicer()
                 server, port = await create_server(
-                    f"{settings.bind_host}:{settings.ports[name]}", name, [service.full_name],
+                    f"{settings.bind_host}:{settings.ports[name]}", name, service.full_names(),
                     service.register, settings, health)
                 started.append(Running(service, server, port, health))
                 await service.start()
@@ -111,7 +111,7 @@ async def _answers(probe: aioredis.Redis) -> bool:
 async def _set_health(item: Running, serving: bool) -> None:
     status = health_pb2.HealthCheckResponse.SERVING if serving else \
         health_pb2.HealthCheckResponse.NOT_SERVING
-    for name in ("", item.service.full_name):
+    for name in ("", *item.service.full_names()):
         await item.health.set(name, status)
 
 

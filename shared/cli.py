@@ -12,9 +12,29 @@ SERVICES = ("lobby", "engine", "arbiter", "scoring")
 
 
 def _replay(args: argparse.Namespace) -> int:
+    if args.table:
+        from shared.sdk.replays import replay_table
+
+        return replay_table(_endpoints(args), args.device, args.table, args.game,  # type: ignore[arg-type]
+                            args.save, args.delay)
+    if not args.file:
+        print("replay: give a scenario FILE or --table ID", file=sys.stderr)
+        return 2
     from shared.games.replay import main as replay_main
 
     return replay_main(args.file)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from shared.sdk.replays import verify_main
+
+    return verify_main(_endpoints(args), args.device, args.file, args.table, args.game)  # type: ignore[arg-type]
+
+
+def _history(args: argparse.Namespace) -> int:
+    from shared.sdk.replays import history_main
+
+    return history_main(_endpoints(args), args.device, args.page_size)  # type: ignore[arg-type]
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -36,9 +56,13 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
 
 def _endpoints(args: argparse.Namespace) -> object:
+    """The services on ``--host``, at the ports STAMMTISCH_<SERVICE>_PORT name (as the servers
+    read them), else the defaults."""
+    from shared.config import Settings
     from shared.sdk.client import Endpoints
 
-    return Endpoints.on_host(args.host)
+    ports = Settings.from_env().ports
+    return Endpoints(*(f"{args.host}:{ports[name]}" for name in ("lobby", "engine", "arbiter", "scoring")))
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -47,7 +71,7 @@ def _play(args: argparse.Namespace) -> int:
     from shared.sdk.terminal import run
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
-                           _endpoints(args), args.turn_seconds))  # type: ignore[arg-type]
+                           _endpoints(args), args.turn_seconds, args.device))  # type: ignore[arg-type]
 
 
 def _bots(args: argparse.Namespace) -> int:
@@ -77,6 +101,24 @@ def _loadtest(args: argparse.Namespace) -> int:
     from services.perf.loadtest import main as loadtest_main
 
     return loadtest_main(args.game, args.tables, args.seconds)
+
+
+def _chaos(args: argparse.Namespace) -> int:
+    from services.chaos.run import main as chaos_main
+
+    return chaos_main(args.kills, args.seed, args.tables, args.slots, args.interval, args.keep_logs)
+
+
+DEVICE_HELP = ("log in as the lasting player of this device file (made with a random id and "
+               "secret on first use)")
+
+
+def _game_arguments(parser: argparse.ArgumentParser) -> None:
+    """--table/--game/--device/--host of the commands that fetch a finished game."""
+    parser.add_argument("--table", help="the finished game's table")
+    parser.add_argument("--game", type=int, default=0, help="its game number (default: the newest)")
+    parser.add_argument("--device", help=DEVICE_HELP + "; default: a guest login")
+    parser.add_argument("--host", default="127.0.0.1")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--table", help="join this table instead of creating one")
     play.add_argument("--turn-seconds", type=int, default=0, help="turn clock (0: the server's default)")
     play.add_argument("--host", default="127.0.0.1")
+    play.add_argument("--device", help=DEVICE_HELP)
     play.set_defaults(func=_play)
 
     bots = sub.add_parser("bots", help="fill open seats of open tables with bot clients")
@@ -137,9 +180,36 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
     load.set_defaults(func=_loadtest)
 
-    replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -)")
-    replay.add_argument("file")
+    chaos = sub.add_parser("chaos", help="play tables while a seeded schedule SIGKILLs every kind "
+                           "of process; checks nothing acknowledged is lost or doubled")
+    chaos.add_argument("--kills", type=int, default=36)
+    chaos.add_argument("--seed", type=int, default=1)
+    chaos.add_argument("--tables", type=int, default=24, help="at least this many tables")
+    chaos.add_argument("--slots", type=int, default=8, help="tables played at the same time")
+    chaos.add_argument("--interval", type=float, default=4.0, help="mean seconds between kills")
+    chaos.add_argument("--keep-logs", action="store_true", help="keep every process's log (kept anyway "
+                       "when a check fails)")
+    chaos.set_defaults(func=_chaos)
+
+    replay = sub.add_parser("replay", help="run a rules conformance scenario (FILE or -), or play "
+                                           "back a finished game (--table ID)")
+    replay.add_argument("file", nargs="?")
+    _game_arguments(replay)
+    replay.add_argument("--save", help="also write the replay to this file (for stammtisch verify)")
+    replay.add_argument("--delay", type=float, default=0.0, help="seconds between commits")
     replay.set_defaults(func=_replay)
+
+    verify = sub.add_parser("verify", help="check a finished game's deals and moves against its "
+                                           "revealed seed (a saved REPLAY file, or --table ID)")
+    verify.add_argument("file", nargs="?")
+    _game_arguments(verify)
+    verify.set_defaults(func=_verify)
+
+    history = sub.add_parser("history", help="your finished games (as the player of --device)")
+    history.add_argument("--device", required=True, help=DEVICE_HELP)
+    history.add_argument("--page-size", type=int, default=20)
+    history.add_argument("--host", default="127.0.0.1")
+    history.set_defaults(func=_history)
     return parser
 
 

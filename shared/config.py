@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 
 #: Service name -> default gRPC port.
 DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054}
+#: The largest answer a server sends and the SDK accepts: a finished game's replay
+#: (HistoryService.GetReplay, every state of every commit) is up to about 3.5 MB for a
+#: 4-seat Wie Waldi game, near gRPC's default 4 MB.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)
@@ -54,7 +58,12 @@ class Settings:
     token_secret: str = ""
     #: The secret before the last rotation: its tokens are still accepted, new ones use token_secret.
     token_secret_previous: str = ""
-    token_ttl_seconds: int = 86_400
+    #: Lifetime of an access token of a device login (renewed with a refresh token).
+    token_ttl_seconds: int = 900
+    #: Lifetime of a guest login's token (guests have no refresh token).
+    guest_token_ttl_seconds: int = 86_400
+    #: A device login's refresh tokens expire this long after their last use.
+    refresh_ttl_seconds: int = 30 * 86_400
     turn_seconds: float = 60.0
     log_level: str = "info"
     log_format: str = "json"
@@ -94,6 +103,8 @@ class Settings:
             token_secret=env("STAMMTISCH_TOKEN_SECRET") or cls.token_secret,
             token_secret_previous=env("STAMMTISCH_TOKEN_SECRET_PREVIOUS") or cls.token_secret_previous,
             token_ttl_seconds=_int("STAMMTISCH_TOKEN_TTL", cls.token_ttl_seconds),
+            guest_token_ttl_seconds=_int("STAMMTISCH_GUEST_TOKEN_TTL", cls.guest_token_ttl_seconds),
+            refresh_ttl_seconds=_int("STAMMTISCH_REFRESH_TTL", cls.refresh_ttl_seconds),
             turn_seconds=_float("STAMMTISCH_TURN_SECONDS", cls.turn_seconds),
             log_level=(env("STAMMTISCH_LOG_LEVEL") or cls.log_level).lower(),
             log_format=(env("STAMMTISCH_LOG_FORMAT") or cls.log_format).lower(),

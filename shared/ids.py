@@ -7,14 +7,16 @@ that the server drops the process's connection. So every id has one fixed
 shape, checked where it enters (the token's subject, a request's table id),
 and :func:`check_name_part` is the last guard in ``Runtime.key/subject``.
 
-The errors here know nothing of gRPC: the interceptor turns :class:`IdError`
-into INVALID_ARGUMENT.
+The errors here know nothing of gRPC: :class:`IdError` is a neutral
+:class:`~shared.errors.BadInput`, which the interceptor turns into INVALID_ARGUMENT.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+
+from shared.errors import BadInput
 
 #: A player id as the lobby makes it: 32 lowercase hex digits (a uuid4).
 _PLAYER_ID = re.compile(r"[0-9a-f]{32}")
@@ -25,7 +27,7 @@ MAX_NAME_PART = 128
 _FORBIDDEN = re.compile(r"[\s.*>\x00-\x1f\x7f-\x9f]")
 
 
-class IdError(ValueError):
+class IdError(BadInput, ValueError):
     """An identifier from a request does not have its shape (the caller's mistake)."""
 
 

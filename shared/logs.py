@@ -39,11 +39,24 @@ structlog.configure(
 )
 
 
+class _ClientGone(logging.Filter):
+    """grpc logs a traceback when a reply cannot be sent because the client already left
+    (deadline passed, connection dropped): routine for mobile clients, so one info line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("grpc.") and record.getMessage().startswith("ExecuteBatchError raised"):
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg, record.args = "client_gone_before_reply", ()
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 def _handler(fmt: str) -> logging.Handler:
     renderer: Any = (structlog.dev.ConsoleRenderer(colors=False) if fmt == "console"
                      else structlog.processors.JSONRenderer())
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name("stammtisch")
+    handler.addFilter(_ClientGone())
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[*_COMMON, structlog.stdlib.add_logger_name],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,

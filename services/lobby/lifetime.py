@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import time
 
-import grpc
-
 from services.lobby.model import LobbyTable, Moved, Status
 from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
+from shared.errors import NotFound
 from shared.logs import get_logger
 from shared.metrics import TABLES_CLOSED
-from shared.rpc.errors import ServiceError
 from shared.runtime import Runtime
 from shared.tables.clocks import IDLE_KEY
 from shared.tables.store import TableStore
@@ -84,8 +82,7 @@ class TableLifetime:
         """Close the table if a rule says so now, else note when to look again."""
         try:
             table = await self.repo.get(table_id)
-        except ServiceError as err:  # closed already (or never stored): nothing to watch
-            _raise_unless_gone(err)
+        except NotFound:  # closed already (or never stored): nothing to watch
             await self.redis.zrem(self.key, table_id)
             return
         at, reason = await self._verdict(table, now)
@@ -100,8 +97,7 @@ class TableLifetime:
             return table.created_at + self.waiting_seconds, CLOSED_EXPIRED
         try:
             head = await self.store.head(table.table_id)
-        except ServiceError as err:  # the last game's keys are gone: it ended long ago
-            _raise_unless_gone(err)
+        except NotFound:  # the last game's keys are gone: it ended long ago
             return now, CLOSED_EXPIRED
         if head.meta.game_no != table.games_played:  # the game is being created right now
             return now + CLOCK_LAG_SECONDS, ""
@@ -123,8 +119,7 @@ class TableLifetime:
             table, _ = await self.repo.change(seen.table_id, close)
         except Moved:  # looked at again on the next sweep
             return False
-        except ServiceError as err:  # closed meanwhile
-            _raise_unless_gone(err)
+        except NotFound:  # closed meanwhile
             return True
         log.info("table_closed", table_id=table.table_id, reason=reason, game_no=table.games_played)
         if reason == CLOSED_EXPIRED:  # an idle game was counted by the clock that closed it
@@ -132,9 +127,3 @@ class TableLifetime:
         await self.news.tell(table, "closed", text=reason)
         await self.news.record(table, "closed", reason=reason)
         return True
-
-
-def _raise_unless_gone(err: ServiceError) -> None:
-    """Only NOT_FOUND means the thing is gone; anything else (Redis busy) is a failed sweep."""
-    if err.code != grpc.StatusCode.NOT_FOUND:
-        raise err

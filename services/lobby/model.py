@@ -1,9 +1,10 @@
 """A lobby table as pure data: seats, readiness, the waiting list and the series of games.
 
 Every change is a method that checks the rules of seating and mutates in place,
-raising a clean ServiceError to refuse. The repository runs these methods in a
-compare-and-set loop on the newest copy, so any replica can serve any call and
-two callers racing for a seat cannot both get it.
+raising a :mod:`shared.errors` refusal to refuse (the RPC layer picks its status).
+The repository runs these methods in a compare-and-set loop on the newest copy,
+so any replica can serve any call and two callers racing for a seat cannot both
+get it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from shared.rpc.errors import invalid, precondition
+from shared.errors import BadInput, Refused
 
 #: The bot that stands in for a player who leaves a running game.
 STAND_IN_LEVEL = "heuristic"
@@ -142,17 +143,17 @@ class LobbyTable:
     # -- changes by players -----------------------------------------------------------
 
     def check_seat_number(self, seat: int) -> int:
-        """A seat number of this table, else INVALID_ARGUMENT."""
+        """A seat number of this table, else BadInput."""
         if not 0 <= seat < len(self.seats):
-            raise invalid(f"seat must be 0..{len(self.seats) - 1}, got {seat}")
+            raise BadInput(f"seat must be 0..{len(self.seats) - 1}, got {seat}")
         return seat
 
     def _check_not_here(self, player_id: str) -> None:
         seat = self.seat_of(player_id)
         if seat is not None:
-            raise precondition(f"you already have seat {seat} at this table")
+            raise Refused(f"you already have seat {seat} at this table")
         if self.is_waiting(player_id):
-            raise precondition("you are already waiting for the next game at this table")
+            raise Refused("you are already waiting for the next game at this table")
 
     def _free_seat_for(self, wish: int | None) -> int | None:
         """The wished seat if open, else (without a wish) the first open seat."""
@@ -167,13 +168,13 @@ class LobbyTable:
         self._check_not_here(player_id)
         if self.status == Status.PLAYING:
             if len(self.waiting) >= len(self.seats):
-                raise precondition("the waiting list for the next game is full")
+                raise Refused("the waiting list for the next game is full")
             self.waiting.append(Newcomer(player_id, name, wish))
             self._stop_spectating(player_id)
             return None
         seat = self._free_seat_for(wish)
         if seat is None:
-            raise precondition(f"seat {wish} is taken" if wish is not None else "the table is full")
+            raise Refused(f"seat {wish} is taken" if wish is not None else "the table is full")
         self.seats[seat] = SeatState(player_id, name)
         self._stop_spectating(player_id)
         return seat
@@ -182,7 +183,7 @@ class LobbyTable:
         """Watch the table without a seat."""
         self._check_not_here(player_id)
         if player_id in self.spectators:
-            raise precondition("you are already watching this table")
+            raise Refused("you are already watching this table")
         self.spectators.append(player_id)
 
     def _stop_spectating(self, player_id: str) -> None:
@@ -209,7 +210,7 @@ class LobbyTable:
         seat = self.seat_of(player_id)
         if seat is not None:
             if self.seats[seat].stand_in:
-                raise precondition("you have left this table; a bot plays your seat until the game ends")
+                raise Refused("you have left this table; a bot plays your seat until the game ends")
             running = self.games_played if self.status == Status.PLAYING else None
             if running != planned_game and running is not None:
                 raise Moved
@@ -226,15 +227,15 @@ class LobbyTable:
         if player_id in self.spectators:
             self.spectators.remove(player_id)
             return "spectator"
-        raise precondition("you are not at this table")
+        raise Refused("you are not at this table")
 
     def set_ready(self, player_id: str, ready: bool) -> int:
         """Mark the caller's own seat (un)ready; returns the seat."""
         seat = self.seat_of(player_id)
         if seat is None or not self.seats[seat].person:
-            raise precondition("only players seated at this table may get ready")
+            raise Refused("only players seated at this table may get ready")
         if self.status == Status.PLAYING:
-            raise precondition("a game is running; get ready for the next one after it ends")
+            raise Refused("a game is running; get ready for the next one after it ends")
         self.seats[seat].ready = ready
         return seat
 
@@ -244,12 +245,12 @@ class LobbyTable:
             self.check_seat_number(wish)
         seat_of_caller = self.seat_of(player_id)
         if seat_of_caller is None or not self.seats[seat_of_caller].person:
-            raise precondition("only players seated at this table may add bots")
+            raise Refused("only players seated at this table may add bots")
         if self.status == Status.PLAYING:
-            raise precondition("a game is running; add bots between games")
+            raise Refused("a game is running; add bots between games")
         seat = self._free_seat_for(wish)
         if seat is None:
-            raise precondition(f"seat {wish} is taken" if wish is not None else "the table is full")
+            raise Refused(f"seat {wish} is taken" if wish is not None else "the table is full")
         self.seats[seat] = SeatState(name=f"Bot ({level})", ready=True, bot=level)
         return seat
 
@@ -258,9 +259,9 @@ class LobbyTable:
     def begin_game(self) -> int:
         """Mark the next game as running; returns its game_no."""
         if self.status == Status.PLAYING:
-            raise precondition("a game is already running at this table")
+            raise Refused("a game is already running at this table")
         if not self.startable():
-            raise precondition("not every seat is taken and ready")
+            raise Refused("not every seat is taken and ready")
         self.status = Status.PLAYING
         self.games_played += 1
         return self.games_played

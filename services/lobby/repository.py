@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from services.lobby.model import LobbyTable, Status
+from shared.errors import Busy, NotFound
 from shared.ids import check_table_id
-from shared.rpc.errors import not_found, unavailable
 from shared.runtime import Runtime
 
 T = TypeVar("T")
@@ -28,7 +28,6 @@ MAX_ATTEMPTS = 50
 MAX_SCAN = 2000
 _PAGE = 100
 ALL_GAMES = "all"
-#: Table ids are also NATS subject tokens: no dots, wildcards or spaces.
 
 _SAVE = """
 -- KEYS: doc; ARGV: expected version, document ('' deletes), ttl_ms
@@ -61,10 +60,10 @@ class TableRepository:
         return self.runtime.key("lobby", "tables", game)
 
     async def get(self, table_id: str) -> LobbyTable:
-        """The newest copy; NOT_FOUND for unknown (or closed) tables."""
+        """The newest copy; NotFound for unknown (or closed) tables."""
         found = await self._load(table_id)
         if found is None:
-            raise not_found(f"table {table_id!r}")
+            raise NotFound(f"table {table_id!r}")
         return found
 
     async def _load(self, table_id: str) -> LobbyTable | None:
@@ -74,7 +73,7 @@ class TableRepository:
     async def add(self, table: LobbyTable) -> LobbyTable:
         """Store a new table and list it."""
         if not await self._write(table, expected=0):
-            raise unavailable(f"table id {table.table_id!r} is taken; retry")
+            raise Busy(f"table id {table.table_id!r} is taken; retry")
         table.version = 1
         async with self.redis.pipeline(transaction=False) as pipe:
             for game in (table.game, ALL_GAMES):
@@ -95,7 +94,7 @@ class TableRepository:
                 if table.closed:
                     await self._unlist(table)
                 return table, result
-        raise unavailable(f"table {table_id!r} is busy; retry")
+        raise Busy(f"table {table_id!r} is busy; retry")
 
     async def _write(self, table: LobbyTable, expected: int) -> bool:
         document = "" if table.closed else json.dumps(

@@ -18,10 +18,12 @@ from services.lobby.lifetime import TableLifetime
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, Status
 from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
+from shared.errors import Refusal
 from shared.games.base import Game
 from shared.games.errors import RuleError
+from shared.history.fairness import commitment, new_salt
 from shared.logs import get_logger
-from shared.rpc.errors import ServiceError, unavailable
+from shared.rpc.errors import unavailable
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy
@@ -61,7 +63,7 @@ class GameSeries:
             record = await self._create_game(table)
         except Exception as err:
             await self.repo.change(table.table_id, lambda t: t.undo_begin(game_no))
-            if isinstance(err, ServiceError):
+            if isinstance(err, Refusal):
                 raise
             raise unavailable("the game could not be started; get ready again") from err
         await self.announcer.announce(record)
@@ -73,16 +75,17 @@ class GameSeries:
         return table
 
     async def _create_game(self, table: LobbyTable) -> CommitRecord:
-        seed = secrets.randbits(62)
+        seed, salt = secrets.randbits(62), new_salt()
         options = table.game_options()
         game = new_game(table.game, len(table.seats), options, seed)
         meta = TableMeta(
             table.table_id, table.game,
             players=[seat.player_id if seat.person else "" for seat in table.seats],
             bots={str(index): seat.bot for index, seat in enumerate(table.seats) if seat.bot},
-            turn_seconds=table.turn_seconds, game_no=table.games_played, seed=seed, options=options)
+            turn_seconds=table.turn_seconds, game_no=table.games_played, seed=seed, salt=salt,
+            options=options)
         started = {"type": "game_started", "game_no": table.games_played, "options": options,
-                   "turn_seconds": table.turn_seconds,
+                   "turn_seconds": table.turn_seconds, "commitment": commitment(seed, salt),
                    "seats": [{"seat": index, "player_id": seat.player_id, "name": seat.name,
                               "bot": seat.bot or None} for index, seat in enumerate(table.seats)]}
         return await self.store.create(meta, game, [started])
@@ -173,7 +176,7 @@ class GameSeries:
         seat newcomers. Repeated results change nothing."""
         try:
             table = await self.repo.get(table_id)
-        except ServiceError:
+        except Refusal:
             return  # not a lobby table, or closed since
         if table.status != Status.PLAYING or table.games_played != game_no:
             return

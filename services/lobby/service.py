@@ -8,13 +8,21 @@ import grpc
 import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from services.accounts.devices import Accounts
+from services.accounts.privacy import PlayerData
+from services.accounts.servicer import AccountServicer
+from services.accounts.sessions import Sessions
 from services.base import Service
+from services.history.archiver import Archiver
+from services.history.servicer import HistoryServicer
+from services.history.store import ArchiveStore
 from services.lobby.convert import table_proto
 from services.lobby.players import PlayerNames
 from services.lobby.quickmatch import QuickMatch
 from services.lobby.results import GameResults
 from services.lobby.tables import Lobby
-from shared.api.stammtisch.v1 import lobby_pb2, lobby_pb2_grpc
+from services.scoring.storage import ScoreStore
+from shared.api.stammtisch.v1 import accounts_pb2_grpc, history_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 from shared.ids import check_table_id, new_player_id
 from shared.rpc.auth import TokenSigner, caller
 from shared.rpc.errors import invalid
@@ -37,7 +45,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self.names = names
         settings = runtime.settings
         self.signer = TokenSigner.from_settings(settings)
-        self.token_ttl = settings.token_ttl_seconds
+        self.token_ttl = settings.guest_token_ttl_seconds
 
     async def Login(self, request: lobby_pb2.LoginRequest,
                     context: grpc.aio.ServicerContext) -> lobby_pb2.LoginResponse:
@@ -46,7 +54,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
             raise invalid(f"name must be 1 to {MAX_NAME} printable characters")
         player_id = new_player_id()
-        token, identity = self.signer.issue(player_id, name)
+        token, identity = self.signer.issue(player_id, name, ttl_seconds=self.token_ttl)
         await self.names.remember(player_id, name, self.token_ttl)
         expires = Timestamp()
         expires.FromSeconds(int(identity.expires_at))
@@ -121,10 +129,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
 
 
 class LobbyService(Service):
-    """Owns players, tables and seats, quick match, and the lobby side of every game's end."""
+    """Owns players (guests and accounts) and sessions, tables and seats, quick match, the lobby
+    side of every game's end, and the history of finished games."""
 
     name = "lobby"
     full_name = "stammtisch.v1.LobbyService"
+    also_serves = ("stammtisch.v1.AccountService", "stammtisch.v1.HistoryService")
 
     def __init__(self, runtime: Runtime) -> None:
         super().__init__(runtime)
@@ -132,20 +142,30 @@ class LobbyService(Service):
         self.lobby = Lobby(runtime)
         self.quick = QuickMatch(runtime, self.lobby, self.names)
         self.results = GameResults(runtime, self.lobby.series)
+        self.archive = ArchiveStore(runtime)
+        self.archiver = Archiver(runtime, self.archive)
 
     def register(self, server: grpc.aio.Server) -> None:
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyServicer(self.runtime, self.lobby, self.quick, self.names), server)
+        data = PlayerData(Accounts(self.runtime),
+                          Sessions(self.runtime, self.runtime.settings.refresh_ttl_seconds),
+                          self.archive, ScoreStore(self.runtime))
+        accounts_pb2_grpc.add_AccountServiceServicer_to_server(AccountServicer(self.runtime, data), server)
+        history_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryServicer(self.runtime, self.archive),
+                                                              server)
 
     async def start(self) -> None:
         """The durable consumer that turns finished games into tables between games, and the
-        sweep that closes tables nobody plays."""
+        sweep that closes tables nobody plays, and the archiver of finished games."""
         await self.results.start()
+        await self.archiver.start()
         self.spawn(self.lobby.lifetime.run_forever(), "table-lifetime")
 
     async def stop(self) -> None:
         """Stop consuming results, then the background tasks."""
         await self.results.stop()
+        await self.archiver.stop()
         await super().stop()
 
 

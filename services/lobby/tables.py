@@ -28,10 +28,11 @@ from services.lobby.news import TableNews
 from services.lobby.repository import TableRepository
 from services.lobby.series import GameSeries
 from shared.api.stammtisch.v1 import common_pb2
+from shared.errors import Refusal
 from shared.ids import check_table_id
 from shared.logs import get_logger
 from shared.rpc.auth import Identity
-from shared.rpc.errors import ServiceError, invalid, precondition, unavailable
+from shared.rpc.errors import invalid, precondition, unavailable
 from shared.runtime import Runtime
 
 log = get_logger("lobby.tables")
@@ -92,7 +93,7 @@ class Lobby:
         await self.lifetime.waiting_from(table.table_id, table.created_at)
         try:
             return await self.series.start_if_ready(table)
-        except ServiceError as err:  # everyone is seated and ready: the next SetReady starts it
+        except Refusal as err:  # everyone is seated and ready: the next SetReady starts it
             log.warning("quick_match_start_failed", table_id=table.table_id, reason=err.message)
             return table
 

@@ -94,9 +94,7 @@ def cpu_line(who: str, seconds: float | None, run: TablesRun) -> str:
 
 async def arbiter_step(stack: LaunchedStack, step: Step) -> TablesRun:
     """Fresh tables through the lobby, then every acting seat plays as fast as it can."""
-    endpoints = stack.endpoints
-    targets = Endpoints(endpoints["lobby"], endpoints["engine"], endpoints["arbiter"],
-                        endpoints["scoring"])
+    targets = Endpoints.of(stack.endpoints)
     say(f" step: {step.name} ({step.tables * SEATS} clients), at most {step.actions_per_seat} calls "
         f"per acting seat or {step.seconds:.0f} s")
     async with seated_tables(targets, step.tables, step.actions_per_seat, step.acting) as tables:

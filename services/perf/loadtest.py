@@ -113,11 +113,10 @@ async def tournament(game: str, tables: int, seconds: float, redis_url: str, nat
     if os.environ.get("STAMMTISCH_METRICS_PORT"):  # a fixed port, for a Prometheus to watch the run
         env["STAMMTISCH_METRICS_PORT"] = os.environ["STAMMTISCH_METRICS_PORT"]
     with launched_stack(env, data_dir / "stack") as stack:
-        e = stack.endpoints
-        endpoints = Endpoints(e["lobby"], e["engine"], e["arbiter"], e["scoring"])
+        endpoints = Endpoints.of(stack.endpoints)
         load = Tournament(endpoints, game, tables)
         say(f"Tournament: {tables} tables of {game}, {load.players} bot clients, "
-            f"quick match then whole games (cap {seconds:.0f} s); metrics http://{e['metrics']}")
+            f"quick match then whole games (cap {seconds:.0f} s); metrics http://{stack.endpoints['metrics']}")
         server_before = cpu_seconds(stack.process.pid)
         elapsed = await load.run(seconds)
         server_after = cpu_seconds(stack.process.pid)

@@ -81,12 +81,14 @@ class TokenSigner:
         """The signer of a deployment: its current and previous secret and token lifetime."""
         return cls(settings.token_secret, settings.token_ttl_seconds, settings.token_secret_previous)
 
-    def issue(self, player_id: str, name: str, now: float | None = None) -> tuple[str, Identity]:
-        """A new token for the player, valid for the configured time."""
+    def issue(self, player_id: str, name: str, now: float | None = None,
+              ttl_seconds: int | None = None) -> tuple[str, Identity]:
+        """A new token for the player, valid for ``ttl_seconds`` (default: the configured time)."""
         issued = int(time.time() if now is None else now)
-        identity = Identity(check_player_id(player_id), name, float(issued + self.ttl_seconds))
+        expires = issued + (self.ttl_seconds if ttl_seconds is None else ttl_seconds)
+        identity = Identity(check_player_id(player_id), name, float(expires))
         kid, secret = self._current
-        token = jwt.encode({"sub": player_id, "name": name, "iat": issued, "exp": issued + self.ttl_seconds},
+        token = jwt.encode({"sub": player_id, "name": name, "iat": issued, "exp": expires},
                            secret, algorithm=ALGORITHM, headers={"kid": kid})
         return token, identity
 

@@ -1,5 +1,9 @@
 """Map failures to gRPC statuses: rules codes travel in the status details.
 
+The neutral refusals that core and storage code raise (:mod:`shared.errors`)
+get one status per kind: BadInput INVALID_ARGUMENT, NotFound NOT_FOUND,
+Refused FAILED_PRECONDITION, Busy UNAVAILABLE.
+
 A refused action becomes INVALID_ARGUMENT (malformed), ABORTED (STALE, a lost
 race worth retrying on the new state) or FAILED_PRECONDITION (every other
 rules code), with a ``stammtisch.v1.RuleViolation`` packed into the standard
@@ -14,6 +18,7 @@ from google.rpc import status_pb2
 from grpc_status import rpc_status
 
 from shared.api.stammtisch.v1 import errors_pb2
+from shared.errors import BadInput, Busy, NotFound, Refusal, Refused
 from shared.games.errors import ErrorCode, RuleError
 
 DETAILS_KEY = "grpc-status-details-bin"
@@ -27,15 +32,22 @@ _STATUS_OF_RULE = {
     ErrorCode.STALE: grpc.StatusCode.ABORTED,
 }
 
+#: The status of each neutral refusal (a ServiceError carries its own).
+_STATUS_OF_REFUSAL = {
+    BadInput: grpc.StatusCode.INVALID_ARGUMENT,
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    Refused: grpc.StatusCode.FAILED_PRECONDITION,
+    Busy: grpc.StatusCode.UNAVAILABLE,
+}
 
-class ServiceError(Exception):
-    """A refusal outside the rules (unknown table, bad token, ...), with its status."""
+
+class ServiceError(Refusal):
+    """A refusal the RPC layer names by its status itself (bad token, rate limit, ...)."""
 
     def __init__(self, code: grpc.StatusCode, message: str) -> None:
         message = clipped(message)
         super().__init__(message)
         self.code = code
-        self.message = message
 
 
 def clipped(message: str) -> str:
@@ -63,6 +75,14 @@ def precondition(message: str) -> ServiceError:
 def unavailable(message: str) -> ServiceError:
     """A passing condition; retrying later should work."""
     return ServiceError(grpc.StatusCode.UNAVAILABLE, message)
+
+
+def status_of_refusal(err: Refusal) -> grpc.StatusCode:
+    """The gRPC status code a refusal outside the rules travels with."""
+    if isinstance(err, ServiceError):
+        return err.code
+    return next((code for kind, code in _STATUS_OF_REFUSAL.items() if isinstance(err, kind)),
+                grpc.StatusCode.FAILED_PRECONDITION)
 
 
 def status_of_rule(code: ErrorCode) -> grpc.StatusCode:

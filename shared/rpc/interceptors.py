@@ -27,18 +27,20 @@ from typing import Any
 import grpc
 import structlog
 
+from shared.errors import Refusal
 from shared.games.errors import RuleError
-from shared.ids import IdError
 from shared.logs import get_logger
 from shared.metrics import BAD_REQUESTS, RPC_LATENCY
 from shared.rpc.auth import TokenSigner, bearer_token, set_identity
-from shared.rpc.errors import ServiceError, invalid, rule_error_trailers
+from shared.rpc.errors import ServiceError, invalid, rule_error_trailers, status_of_refusal
 from shared.runtime import UNREACHABLE
 
 log = get_logger("rpc")
 
 #: Methods callable without a token; a token attached to them is never even read.
-PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login")
+PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login",
+                   "/stammtisch.v1.AccountService/LoginDevice", "/stammtisch.v1.AccountService/RefreshToken",
+                   "/stammtisch.v1.AccountService/Logout")
 #: A client's x-request-id is kept when it looks like one; anything else gets a fresh id.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
@@ -190,23 +192,30 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
 
     async def _fail(self, context: grpc.aio.ServicerContext, exc: Exception) -> None:
         """Turn an exception into the call's status (context.abort raises)."""
+        code, message, trailers = self._status_of(exc)
         if context.done():  # the client is gone: a status sent now fails inside grpc (a traceback)
             raise asyncio.CancelledError
-        if isinstance(exc, RuleError):
-            code, message, trailers = rule_error_trailers(exc)
+        try:
             await context.abort(code, message, trailing_metadata=trailers)
-        if isinstance(exc, ServiceError):
-            await context.abort(exc.code, exc.message)
-        if isinstance(exc, IdError):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except grpc.aio.AbortError:
+            raise
+        except Exception as err:
+            raise asyncio.CancelledError from err
+
+    def _status_of(self, exc: Exception) -> tuple[grpc.StatusCode, str, tuple[tuple[str, bytes], ...]]:
+        """The status, message and trailers a failure travels with."""
+        if isinstance(exc, RuleError):
+            return rule_error_trailers(exc)
+        if isinstance(exc, Refusal):
+            return status_of_refusal(exc), exc.message, ()
         if isinstance(exc, UNREACHABLE):
             log.warning("dependency_unreachable", error=repr(exc))
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "a backing server is unreachable; retry")
+            return grpc.StatusCode.UNAVAILABLE, "a backing server is unreachable; retry", ()
         if isinstance(exc, NotImplementedError):
             method = structlog.contextvars.get_contextvars().get("method", "this method")
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{method} is not available yet")
+            return grpc.StatusCode.UNIMPLEMENTED, f"{method} is not available yet", ()
         log.exception("rpc_crashed")
-        await context.abort(grpc.StatusCode.INTERNAL, "internal error; see server logs")
+        return grpc.StatusCode.INTERNAL, "internal error; see server logs", ()
 
     def _finish(self, method: str, context: grpc.aio.ServicerContext, started: float,
                 fallback: grpc.StatusCode) -> None:

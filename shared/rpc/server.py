@@ -10,7 +10,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from shared.config import Settings
+from shared.config import MAX_REPLY_BYTES, Settings
 from shared.metrics import BAD_REQUESTS, count_from_zero
 from shared.rpc.auth import TokenSigner
 from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
@@ -26,7 +26,7 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Message size limits and keepalive suited to mobile clients on flaky networks."""
     return [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
-        ("grpc.max_send_message_length", 4 * 1024 * 1024),
+        ("grpc.max_send_message_length", MAX_REPLY_BYTES),
         ("grpc.keepalive_time_ms", int(settings.keepalive_seconds * 1000)),
         # grpc-core waits grpc.http2.ping_timeout_ms (60 s by default) for a ping's answer,
         # whatever keepalive_timeout_ms says; both bound how long a silent client keeps its streams.

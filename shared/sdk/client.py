@@ -5,39 +5,64 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 
 from shared.api.stammtisch.v1 import (
+    accounts_pb2,
+    accounts_pb2_grpc,
     arbiter_pb2,
     arbiter_pb2_grpc,
     common_pb2,
     engine_pb2,
     engine_pb2_grpc,
+    history_pb2,
+    history_pb2_grpc,
     lobby_pb2,
     lobby_pb2_grpc,
     scoring_pb2_grpc,
 )
-from shared.config import DEFAULT_PORTS
+from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES
 from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 
+#: The four services, in the order of :class:`Endpoints`.
+SERVICES = ("lobby", "engine", "arbiter", "scoring")
+#: Errors worth retrying with the same action id (nothing was applied twice).
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+#: Longest pause between two attempts of one action, however many attempts are allowed.
+MAX_BACKOFF_SECONDS = 1.0
+#: A restarted server is found again within about a second (grpc's default backs off up to 2 minutes).
+#: Reconnect quickly after a server restart; accept answers as large as a replay (over gRPC's 4 MB).
 #: Each client its own connections, as separate devices have: grpc otherwise shares one
 #: connection among all channels of a process to one address, and every bot of a bench or
 #: test would land on the same server process of `stammtisch up --workers N`.
-CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
-#: Errors worth retrying with the same action id (nothing was applied twice).
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+_CHANNEL_OPTIONS = (("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 1000),
+                    ("grpc.max_receive_message_length", MAX_REPLY_BYTES),
+                    ("grpc.use_local_subchannel_pool", 1))
+
+
+def open_channel(target: str) -> grpc.aio.Channel:
+    """A channel to ``host:port``, or to replicas ``ip:port,ip:port`` with round robin.
+
+    Round robin sends each call to a replica that is up, so one replica going
+    down costs a retry, not an outage.
+    """
+    if "," not in target:
+        return grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
+    return grpc.aio.insecure_channel(f"ipv4:{target}", options=(
+        *_CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin")))
 
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the four services listen."""
+    """Where the four services listen (each "host:port", or replicas as "ip:port,ip:port")."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
@@ -47,7 +72,14 @@ class Endpoints:
     @classmethod
     def on_host(cls, host: str) -> Endpoints:
         """The default ports on another host."""
-        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in ("lobby", "engine", "arbiter", "scoring")))
+        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in SERVICES))
+
+    @classmethod
+    def of(cls, addresses: Mapping[str, str], **replicas: str) -> Endpoints:
+        """The services of a name -> address map (as `stammtisch up` prints it; other names such as
+        "metrics" are ignored), with another replica's address for any service in ``replicas``."""
+        chosen = {**addresses, **replicas}
+        return cls(*(chosen[name] for name in SERVICES))
 
 
 @dataclass
@@ -217,20 +249,25 @@ class StammtischClient:
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
-        self._channels = {name: grpc.aio.insecure_channel(getattr(self.endpoints, name),
-                                                             options=CHANNEL_OPTIONS)
-                          for name in ("lobby", "engine", "arbiter", "scoring")}
+        self._channels = {name: open_channel(getattr(self.endpoints, name)) for name in SERVICES}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
         self.scoring = scoring_pb2_grpc.ScoringServiceStub(self._channels["scoring"])
+        self.accounts = accounts_pb2_grpc.AccountServiceStub(self._channels["lobby"])
+        self.history = history_pb2_grpc.HistoryServiceStub(self._channels["lobby"])
         self.token = ""
+        self.refresh_token = ""
         self.player_id = ""
         self.name = ""
         self._games: dict[str, str] = {}
+        self._refresher: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
-        """Close every channel."""
+        """Stop renewing the token; close every channel."""
+        if self._refresher is not None:
+            self._refresher.cancel()
+            await asyncio.gather(self._refresher, return_exceptions=True)
         await asyncio.gather(*(channel.close() for channel in self._channels.values()))
 
     async def __aenter__(self) -> StammtischClient:
@@ -241,8 +278,8 @@ class StammtischClient:
 
     @property
     def auth(self) -> tuple[tuple[str, str], ...]:
-        """Call metadata carrying the token."""
-        return (("authorization", f"Bearer {self.token}"),)
+        """Call metadata carrying the token (none before login: the call goes out anonymous)."""
+        return (("authorization", f"Bearer {self.token}"),) if self.token else ()
 
     # -- lobby -------------------------------------------------------------------------
 
@@ -251,6 +288,46 @@ class StammtischClient:
         reply = await self.lobby.Login(lobby_pb2.LoginRequest(name=name))
         self.token, self.player_id, self.name = reply.token, reply.player_id, name
         return self.player_id
+
+    async def login_device(self, device_id: str, device_secret: str,
+                           name: str = "") -> accounts_pb2.LoginDeviceResponse:
+        """Log in as this device's lasting player (made on first use)."""
+        reply = await self.accounts.LoginDevice(accounts_pb2.LoginDeviceRequest(
+            device_id=device_id, device_secret=device_secret, display_name=name))
+        self.token, self.player_id, self.name = reply.token, reply.player_id, reply.display_name
+        self.refresh_token = reply.refresh_token
+        if self._refresher is None:
+            self._refresher = asyncio.create_task(self._keep_fresh(reply.expires_at.seconds))
+        return reply
+
+    async def _keep_fresh(self, expires_at: float) -> None:
+        """Renew the short-lived access token of a device login before it expires (a game can
+        outlast it); open streams keep going, later calls carry the new token."""
+        while True:
+            await asyncio.sleep(max(1.0, (expires_at - time.time()) * 0.8))
+            try:
+                expires_at = (await self.refresh()).expires_at.seconds
+            except grpc.aio.AioRpcError as err:
+                if err.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    return  # revoked: the next call says so
+                expires_at = time.time() + 10  # the server is away: try again soon
+
+    async def refresh(self) -> accounts_pb2.RefreshTokenResponse:
+        """Renew the access token with the refresh token (which is used up and replaced)."""
+        reply = await self.accounts.RefreshToken(
+            accounts_pb2.RefreshTokenRequest(refresh_token=self.refresh_token))
+        self.token, self.refresh_token = reply.token, reply.refresh_token
+        return reply
+
+    async def my_games(self, page_size: int = 0, page_token: str = "") -> history_pb2.ListMyGamesResponse:
+        """One page of this player's finished games, newest first."""
+        return await self.history.ListMyGames(history_pb2.ListMyGamesRequest(
+            page_size=page_size, page_token=page_token), metadata=self.auth)
+
+    async def replay(self, table_id: str, game_no: int = 0) -> history_pb2.GetReplayResponse:
+        """A finished game with every card and its seed (0: the table's newest finished game)."""
+        return await self.history.GetReplay(history_pb2.GetReplayRequest(
+            table_id=table_id, game_no=game_no), metadata=self.auth)
 
     async def create_table(self, game: str, seats: int, join: bool = True,
                            **options: int) -> lobby_pb2.Table:
@@ -271,8 +348,8 @@ class StammtischClient:
         self._games[table_id] = GAME_NAMES[reply.table.game]
         return reply
 
-    async def add_bot(self, table_id: str, level: str = "heuristic") -> lobby_pb2.Table:
-        """Seat a server bot in the first open seat."""
+    async def add_bot(self, table_id: str, level: str = "") -> lobby_pb2.Table:
+        """Seat a server bot in the first open seat ("" : the lobby's default level)."""
         reply = await self.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id, level=level),
                                         metadata=self.auth)
         return reply.table
@@ -306,19 +383,36 @@ class StammtischClient:
 
     async def quick_match(self, game: str, seats: int) -> tuple[lobby_pb2.Table, int]:
         """Queue for a game of ``seats``; returns the table and seat once matched."""
-        stream = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
-                                       metadata=self.auth)
-        async for reply in stream:
-            if reply.HasField("table"):
-                self._games[reply.table.table_id] = game
-                return reply.table, reply.seat
+        async with contextlib.aclosing(self.match_queue(game, seats)) as answers:
+            async for reply in answers:
+                if reply.HasField("table"):
+                    return reply.table, reply.seat
         raise RuntimeError("quick match ended without a table")
 
-    async def watch(self, table_id: str) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
-        """The table's seating, readiness, chat and game start/finish, live."""
-        async for reply in self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id),
-                                                 metadata=self.auth):
-            yield reply
+    async def match_queue(self, game: str,
+                          seats: int) -> AsyncGenerator[lobby_pb2.QuickMatchResponse, None]:
+        """Every answer of a quick match: the place in the queue as it changes, then the table.
+
+        Closing the iterator (``aclose()``, ``contextlib.aclosing``) leaves the queue at once.
+        """
+        call = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
+                                     metadata=self.auth)
+        try:
+            async for reply in call:
+                if reply.HasField("table"):
+                    self._games[reply.table.table_id] = game
+                yield reply
+        finally:
+            call.cancel()
+
+    async def watch(self, table_id: str) -> AsyncGenerator[lobby_pb2.WatchTableResponse, None]:
+        """The table's seating, readiness, chat and game start/finish, live (until closed)."""
+        call = self.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=self.auth)
+        try:
+            async for reply in call:
+                yield reply
+        finally:
+            call.cancel()
 
     async def chat(self, table_id: str, text: str) -> None:
         """Say something at the table."""
@@ -362,7 +456,7 @@ class StammtischClient:
                     raise RefusedAction(rule_code_name(violation), violation.message) from err
                 if err.code() not in RETRYABLE or attempt == attempts - 1:
                     raise
-                await asyncio.sleep(0.05 * 2 ** attempt)
+                await asyncio.sleep(min(MAX_BACKOFF_SECONDS, 0.05 * 2 ** attempt))
         raise AssertionError("unreachable")
 
     @contextlib.asynccontextmanager

@@ -10,6 +10,7 @@ import grpc
 from shared.games.catalog import entry
 from shared.sdk.botplayer import newer_updates
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
+from shared.sdk.device import login_from_file
 from shared.sdk.render import describe_events, render
 
 
@@ -69,10 +70,14 @@ async def play_game(client: StammtischClient, table_id: str) -> Update:
 
 
 async def run(game: str, name: str, seats: int | None, bots: str, table_id: str | None,
-              endpoints: Endpoints, turn_seconds: int) -> int:
-    """Log in, create or join a table, fill it with bots, play it to the end."""
+              endpoints: Endpoints, turn_seconds: int, device: str | None = None) -> int:
+    """Log in (as a guest, or as the lasting player of a device file), create or join a table,
+    fill it with bots, play it to the end."""
     async with StammtischClient(endpoints) as client:
-        await client.login(name)
+        if device:
+            await login_from_file(client, device, name)
+        else:
+            await client.login(name)
         if table_id is None:
             options = {"turn_seconds": turn_seconds} if turn_seconds else {}
             table = await client.create_table(game, seats or entry(game).default_seats, join=True, **options)

@@ -29,6 +29,9 @@ class TableMeta:
     turn_seconds: float = 0.0
     game_no: int = 1
     seed: int = 0
+    #: Hex salt of the seed commitment (shared/history/fairness.py); secret like the seed until
+    #: the game is over.
+    salt: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     #: Why the table was closed before its game ended ("" while it is open): see clocks.py.
     closed: str = ""
@@ -53,7 +56,9 @@ class CommitRecord:
     events: list[Event]
     #: Deadline key (seat as str, or "round") -> unix time it expires.
     deadlines: dict[str, float]
-    #: Who acted: a seat, or None for the server (game start, clocks, seating changes).
+    #: The seat whose action this commit applied, whoever chose it: its player, its bot, or its
+    #: turn clock (the default action on expiry). None when no seat acted: the game start, a
+    #: round's time limit (Wie Waldi), seating changes.
     actor: int | None = None
     action: dict[str, Any] | None = None
     _blob: bytes | None = field(default=None, init=False, repr=False, compare=False)

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from shared.errors import Busy, NotFound
 from shared.games.base import Game
 from shared.games.catalog import entry
 from shared.games.errors import RuleError
 from shared.logs import get_logger
 from shared.metrics import COMMIT_RETRIES
-from shared.rpc.errors import not_found, unavailable
 from shared.runtime import Runtime
 from shared.tables.records import CommitRecord, TableMeta
 
@@ -118,17 +118,17 @@ class TableStore:
         return self.runtime.key("outbox")
 
     async def head(self, table_id: str) -> CommitRecord:
-        """The newest commit of a table; NOT_FOUND when there is no game."""
+        """The newest commit of a table; NotFound when there is no game."""
         blob = await self.redis.hget(self.key(table_id, "head"), "rec")
         if blob is None:
-            raise not_found(f"a game at table {table_id!r}")
+            raise NotFound(f"a game at table {table_id!r}")
         return CommitRecord.decode(blob)
 
     async def record(self, table_id: str, seq: int) -> CommitRecord:
         """The commit with this sequence number."""
         entries = await self.redis.xrange(self.key(table_id, "log"), f"{seq}-0", f"{seq}-0")
         if not entries:
-            raise not_found(f"commit {seq} of table {table_id!r}")
+            raise NotFound(f"commit {seq} of table {table_id!r}")
         return CommitRecord.decode(entries[0][1][b"rec"])
 
     async def log_after(self, table_id: str, after_seq: int, limit: int = 1000) -> list[CommitRecord]:
@@ -181,7 +181,7 @@ class TableStore:
             if stored is not None:
                 return await self._answered(table_id, stored)
             if head is None and not allow_new:
-                raise not_found(f"a game at table {table_id!r}")
+                raise NotFound(f"a game at table {table_id!r}")
             change = change_fn(head)
             now = time.time()
             seq = (head.seq if head else 0) + 1
@@ -203,7 +203,7 @@ class TableStore:
                 return await self._answered(table_id, dict(json.loads(value)))
             COMMIT_RETRIES.labels(change.meta.game).inc()
             log.debug("commit_conflict", table_id=table_id, attempt=attempt, seq=int(value))
-        raise unavailable(f"table {table_id!r} is busy; retry")
+        raise Busy(f"table {table_id!r} is busy; retry")
 
     async def _read(self, table_id: str, act_key: str) -> tuple[CommitRecord | None, dict[str, Any] | None]:
         """The head and, for an action, its stored answer, in one round trip."""

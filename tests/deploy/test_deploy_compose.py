@@ -8,9 +8,9 @@ import subprocess
 from typing import Any
 
 import pytest
-from deploy_support import COMPOSE_PATH, REPO_ROOT, SERVICES, load_yaml
+from deploy_support import COMPOSE_PATH, REPO_ROOT, SERVICES, load_yaml, settings_from
 
-from shared.config import DEFAULT_PORTS, Settings
+from shared.config import DEFAULT_PORTS
 
 REQUIRED_SERVICES = {"redis", "nats", *SERVICES}
 #: Host ports for the four services' /metrics (each container listens on its metrics port).
@@ -44,12 +44,6 @@ def _ports(service: dict[str, Any]) -> list[tuple[str | None, int, int]]:
         host_ip = parts[0] if len(parts) == 3 else None
         out.append((host_ip, int(parts[-2]), int(parts[-1])))
     return out
-
-
-def _settings(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return Settings.from_env()
 
 
 def test_defines_the_six_services_with_health_checks(compose: dict[str, Any]) -> None:
@@ -106,7 +100,7 @@ def test_stammtisch_service(
     assert secret and secret["name"] == "STAMMTISCH_TOKEN_SECRET" and secret["error"], "use ${VAR:?message}"
     assert spec["environment"]["STAMMTISCH_TOKEN_SECRET_PREVIOUS"] == "${STAMMTISCH_TOKEN_SECRET_PREVIOUS:-}"
 
-    settings = _settings(env, monkeypatch)
+    settings = settings_from(env, monkeypatch)
     assert settings.ports[service] == DEFAULT_PORTS[service]
     ports = _ports(spec)
     grpc = [(published, target) for _, published, target in ports

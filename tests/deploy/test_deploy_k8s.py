@@ -17,6 +17,7 @@ from deploy_support import (
     SERVICES,
     configmap_of,
     health_service_name,
+    load_yaml_all,
     settings_from,
 )
 
@@ -48,9 +49,8 @@ def _resources() -> list[tuple[str, dict[str, Any]]]:
     for path in sorted(K8S_DIR.glob("*.yaml")):
         if path.name == KUSTOMIZATION:
             continue
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            if doc:
-                out.append((f"{path.name}:{doc['kind']}/{doc['metadata']['name']}", doc))
+        out += [(f"{path.name}:{doc['kind']}/{doc['metadata']['name']}", doc)
+                for doc in load_yaml_all(path)]
     return out
 
 

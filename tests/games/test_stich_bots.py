@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from test_stich_support import call_in_turn, dealt
+from stich_support import call_in_turn, dealt
 
 from shared.games.bots import RandomBot
 from shared.games.simulate import play_game

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from engine_checks import act, refused
-from test_stich_support import call_in_turn, dealt, finish_round
+from stich_support import call_in_turn, dealt, finish_round
 
 from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.stich.cards import DECK

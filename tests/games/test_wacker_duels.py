@@ -6,7 +6,7 @@ import json
 
 import pytest
 from engine_checks import act, refused
-from test_wacker_support import conserved, dealt, empty_hand, kinds
+from wacker_support import conserved, dealt, empty_hand, kinds
 
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker

@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_wacker_support import all_cards
+from wacker_support import all_cards
 
 from shared.games.base import Action
 from shared.games.errors import ErrorCode, RuleError

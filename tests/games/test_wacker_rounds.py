@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from engine_checks import act, refused
-from test_wacker_support import dealt, drained, kinds
+from wacker_support import dealt, drained, kinds
 
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker

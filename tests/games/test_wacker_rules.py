@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 from engine_checks import act, refused
-from test_wacker_support import conserved, dealt, drained, kinds, lay_any
+from wacker_support import conserved, dealt, drained, kinds, lay_any
 
 from shared.games.errors import ErrorCode, SetupError
 from shared.games.wacker.cards import DECK, HAND_SIZE

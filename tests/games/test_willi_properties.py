@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_willi_support import EventScorer, cards_shown, finish_randomly, random_step
+from willi_support import EventScorer, cards_shown, finish_randomly, random_step
 
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.willi.cards import full_deck

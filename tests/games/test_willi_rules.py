@@ -6,7 +6,7 @@ import random
 
 import pytest
 from engine_checks import act, refused
-from test_willi_support import (
+from willi_support import (
     COLOUR_DEAL,
     EXAMPLE_DEAL,
     LOW_DEAL,

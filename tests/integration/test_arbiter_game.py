@@ -14,15 +14,14 @@ import random
 
 import nats
 import pytest
-from test_arbiter_support import (
+from arbiter_support import (
     SEATS,
     card_places,
-    close_all,
     full_deck,
     players,
-    stored_log,
-    twin,
+    second_devices,
 )
+from integration_helpers import close_all, stored_log
 
 from services.perf.arbiter import BotSeat, play_table, seat_players
 from shared.config import Settings
@@ -76,7 +75,7 @@ async def test_a_whole_game_as_fast_as_bots_can_over_two_replicas(
         stack: dict[str, str], arbiters: list[str], runtime: Runtime, settings: Settings) -> None:
     clients = await players(stack, arbiters)
     # Each seat's stream drops every 150 updates and resumes on the other replica.
-    devices = [twin(c, stack, arbiters[(i + 1) % 2]) for i, c in enumerate(clients)]
+    devices = second_devices(clients, stack, arbiters)
     try:
         # Rounds normally end by Stop within seconds; the limit only bounds a slow machine.
         table_id = await seat_players(clients, round_seconds=ROUND_SECONDS)

@@ -7,20 +7,18 @@ import random
 
 import grpc
 import pytest
-from test_arbiter_support import (
+from arbiter_support import (
     SEATS,
     attempt,
     card_places,
-    close_all,
     following,
     full_deck,
     players,
     rigged_game,
+    second_devices,
     store_table,
-    stored_log,
-    twin,
-    until,
 )
+from integration_helpers import close_all, eventually, stored_log
 
 from services.tableplay import TableTurns
 from shared.api.stammtisch.v1 import arbiter_pb2
@@ -68,7 +66,7 @@ async def test_many_clients_racing_for_one_open_end_leave_one_winner(
         stack: dict[str, str], arbiters: list[str], runtime: Runtime) -> None:
     clients = await players(stack, arbiters)
     # Every seat also plays from a second device on the other replica.
-    devices = [twin(c, stack, arbiters[(i + 1) % 2]) for i, c in enumerate(clients)]
+    devices = second_devices(clients, stack, arbiters)
     try:
         tables = await asyncio.gather(*(_race_ready_table(runtime, clients) for _ in range(4)))
         attach = {"type": "attach", "dog": "d1", "at": 1}
@@ -123,7 +121,7 @@ def _one_move_from_stop(seed: int) -> tuple[WieWaldi, int, dict[str, object]]:
 async def test_stop_is_one_commit_for_everybody_and_closes_its_round(
         stack: dict[str, str], arbiters: list[str], runtime: Runtime) -> None:
     clients = await players(stack, arbiters)
-    devices = [twin(c, stack, arbiters[(i + 1) % 2]) for i, c in enumerate(clients)]
+    devices = second_devices(clients, stack, arbiters)
     try:
         game, stopper, stop_action = _one_move_from_stop(seed=11)
         round_no = game.view(None)["round"]
@@ -138,7 +136,8 @@ async def test_stop_is_one_commit_for_everybody_and_closes_its_round(
                                       + [(device, table_id, action, round_no) for device, action in racers])
             stop_seq = outcomes[0]
             assert isinstance(stop_seq, int)
-            await until(lambda: all(any(u.seq == stop_seq for u in s) for s in (seen_a, seen_b)))
+            await eventually(lambda: all(any(u.seq == stop_seq for u in s) for s in (seen_a, seen_b)),
+                             what="both streams to show the Stop")
         for seen in (seen_a, seen_b):
             stop_updates = [u for u in seen if any(e["type"] == "stop" for e in u.events)]
             assert [u.seq for u in stop_updates] == [stop_seq]
@@ -168,7 +167,8 @@ async def test_the_round_time_limit_ends_each_round_once_across_replicas(
         draw = {"type": "draw", "pile": 0}
         async with following(clients[0], table_id) as seen:
             assert isinstance(await attempt(clients[1], table_id, draw, 1), int)
-            await until(lambda: any(e["type"] == "round_over" for u in seen for e in u.events))
+            await eventually(lambda: any(e["type"] == "round_over" for u in seen for e in u.events),
+                             what="the round to end by its time limit")
         # Both replicas' clocks saw the deadline; one commit ended the round.
         assert await attempt(clients[1], table_id, draw, 1) == "STALE"
         log = await stored_log(runtime, table_id)

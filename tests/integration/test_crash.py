@@ -20,8 +20,9 @@ from typing import Any
 
 import grpc
 import pytest
+from integration_helpers import close_all, play_one, same_player, seated_players
 
-from services.launch import LaunchedStack, start_stack
+from services.launch import start_stack
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient, Update
@@ -29,24 +30,13 @@ from shared.sdk.client import Endpoints, StammtischClient, Update
 pytestmark = pytest.mark.integration
 
 
-def _endpoints(stack: LaunchedStack) -> Endpoints:
-    e = stack.endpoints
-    return Endpoints(e["lobby"], e["engine"], e["arbiter"], e["scoring"])
-
-
 async def _acknowledged_moves(clients: list[StammtischClient], table_id: str, count: int,
                               rng: random.Random) -> dict[int, tuple[int, dict[str, Any]]]:
     """Play ``count`` acknowledged moves; returns seq -> (seat, action) for each."""
     done: dict[int, tuple[int, dict[str, Any]]] = {}
-    bots = [bot_levels("willi")["heuristic"]() for _ in clients]
     while len(done) < count:
-        for seat, client in enumerate(clients):
-            view = (await client.view(table_id)).view
-            if view["legal"]:
-                action = bots[seat].choose(view, rng)
-                update = await client.act(table_id, action)
-                done[update.seq] = (seat, action)
-                break
+        seq, seat, action, _events = await play_one(clients, table_id, "willi", rng)
+        done[seq] = (seat, action)
     return done
 
 
@@ -56,44 +46,33 @@ async def test_a_killed_stack_loses_no_acknowledged_action(infra: tuple[str, str
            "STAMMTISCH_KEY_PREFIX": "crash" + uuid.uuid4().hex[:8],
            "STAMMTISCH_TOKEN_SECRET": secrets.token_urlsafe(32)}  # both stacks accept the clients' tokens
     first = start_stack(env, tmp_path / "first")
-    clients = [StammtischClient(_endpoints(first)) for _ in range(4)]
+    clients: list[StammtischClient] = []
     try:
-        for index, client in enumerate(clients):
-            await client.login(f"p{index}")
-        table = await clients[0].create_table("willi", 4, join=True, turn_seconds=0)
-        for index, client in enumerate(clients[1:], 1):
-            await client.join(table.table_id, seat=index)
-        for client in clients:
-            await client.ready(table.table_id)
-        await clients[0].wait_for_game(table.table_id)
-        acknowledged = await _acknowledged_moves(clients, table.table_id, 30, random.Random(7))
+        clients, table_id = await seated_players(Endpoints.of(first.endpoints), "willi", 4, turn_seconds=0)
+        acknowledged = await _acknowledged_moves(clients, table_id, 30, random.Random(7))
     finally:
         first.process.send_signal(signal.SIGKILL)
         first.process.wait()
-        await asyncio.gather(*(c.close() for c in clients))
+        await close_all(clients)
 
     second = start_stack(env, tmp_path / "second")
     try:
         # Same players (tokens are signed with the shared secret), new server process.
-        survivors = []
-        for client in clients:
-            fresh = StammtischClient(_endpoints(second))
-            fresh.token, fresh.player_id = client.token, client.player_id
-            survivors.append(fresh)
-        log_view = await survivors[0].view(table.table_id)
+        survivors = [same_player(client, Endpoints.of(second.endpoints)) for client in clients]
+        log_view = await survivors[0].view(table_id)
         assert log_view.seq >= max(acknowledged)
-        seen = [u async for u in _until(survivors[0].updates(table.table_id, 0), max(acknowledged))]
+        seen = [u async for u in _until(survivors[0].updates(table_id, 0), max(acknowledged))]
         for seq, (seat, _action) in acknowledged.items():
             assert any(e.get("seat") == seat for e in seen[seq - 1].events), seq
         finals = await asyncio.wait_for(asyncio.gather(*(
-            play_seat(c, table.table_id, bot_levels("willi")["heuristic"](), random.Random(i))
+            play_seat(c, table_id, bot_levels("willi")["heuristic"](), random.Random(i))
             for i, c in enumerate(survivors))), 120)
         assert all(f.view["over"] for f in finals)
-        async with StammtischClient(_endpoints(first)) as ghost:
+        async with StammtischClient(Endpoints.of(first.endpoints)) as ghost:
             with pytest.raises(grpc.aio.AioRpcError):  # the old process is really gone
-                await ghost.view(table.table_id)
+                await ghost.view(table_id)
     finally:
-        await asyncio.gather(*(c.close() for c in survivors))
+        await close_all(survivors)
         second.stop()
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from play_support import play_one, seated_table
-from test_scoring_support import auth, finished, scoring, table_results, wait_for
+from integration_helpers import close_all, eventually, play_one, seated_players
+from scoring_support import auth, finished, scoring, table_results
 
 from services.runner import SERVICE_NAMES, Running, running_services
 from services.tableplay import PlayService
@@ -74,13 +74,13 @@ async def health(services: dict[str, Running]) -> set[int]:
 async def test_health_follows_redis_and_nats(own: OwnServers, services: dict[str, Running]) -> None:
     assert await health(services) == {SERVING}
     own.redis.kill()
-    await wait_for(lambda: _is(services, {NOT_SERVING}))
+    await eventually(lambda: _is(services, {NOT_SERVING}))
     own.redis.restart()
-    await wait_for(lambda: _is(services, {SERVING}))
+    await eventually(lambda: _is(services, {SERVING}))
     own.nats.kill()
-    await wait_for(lambda: _is(services, {NOT_SERVING}))
+    await eventually(lambda: _is(services, {NOT_SERVING}))
     own.nats.restart()
-    await wait_for(lambda: _is(services, {SERVING}), timeout=15)
+    await eventually(lambda: _is(services, {SERVING}), timeout=15)
 
 
 async def _is(services: dict[str, Running], expected: set[int]) -> bool:
@@ -89,7 +89,8 @@ async def _is(services: dict[str, Running], expected: set[int]) -> bool:
 
 async def test_a_nats_restart_restores_live_news_results_and_scoring(
         own: OwnServers, own_settings: Settings, services: dict[str, Running]) -> None:
-    clients, table_id = await seated_table(endpoints(services), "willi-stich", 3)  # round 1: 1 card
+    # Round 1 of Willi Stich: one card each.
+    clients, table_id = await seated_players(endpoints(services), "willi-stich", 3, turn_seconds=0)
     engine = services["engine"].service
     assert isinstance(engine, PlayService)
     try:
@@ -98,11 +99,11 @@ async def test_a_nats_restart_restores_live_news_results_and_scoring(
         feed = engine.play.feeds._subs[table_id]
         own.nats.kill()
         own.nats.restart()
-        await wait_for(lambda: engine.runtime.nats.is_connected, timeout=15)
+        await eventually(lambda: engine.runtime.nats.is_connected, timeout=15)
 
         delivered = feed.delivered
         seq, *_ = await play_one(clients, table_id, "willi-stich", random.Random(1))
-        await wait_for(lambda: feed.delivered > delivered)  # the same subscription hears news again
+        await eventually(lambda: feed.delivered > delivered)  # the same subscription hears news again
         seen = [first.seq]
         while seen[-1] < seq:
             seen.append((await anext(updates)).seq)
@@ -111,10 +112,10 @@ async def test_a_nats_restart_restores_live_news_results_and_scoring(
         game = finished("after-restart", "willi", ["ada", "ben", "cai", "dev"], [3, 1, 0, 2])
         await engine.play.announcer.publish_results(game)  # JetStream publish on the healed connection
         async with scoring(f"127.0.0.1:{services['scoring'].port}") as stub:
-            results = await wait_for(lambda: table_results(stub, auth(own_settings), "after-restart"))
+            results = await eventually(lambda: table_results(stub, auth(own_settings), "after-restart"))
         assert len(results) == 1  # the durable consumer pulls again
     finally:
-        await asyncio.gather(*(c.close() for c in clients))
+        await close_all(clients)
 
 
 async def test_a_protocol_error_from_nats_reconnects_instead_of_closing(settings: Settings) -> None:
@@ -126,8 +127,8 @@ async def test_a_protocol_error_from_nats_reconnects_instead_of_closing(settings
 
         await runtime.nats.subscribe(runtime.subject("echo"), cb=heard)
         await runtime.nats.publish("x" * 5000, b"too long a subject")  # "maximum control line exceeded"
-        await wait_for(lambda: not runtime.nats.is_connected)
-        await wait_for(lambda: runtime.nats.is_connected, timeout=15)
+        await eventually(lambda: not runtime.nats.is_connected)
+        await eventually(lambda: runtime.nats.is_connected, timeout=15)
         assert not runtime.nats.is_closed
         await runtime.nats.publish(runtime.subject("echo"), b"back")
         assert await asyncio.wait_for(news.get(), 5) == b"back"  # and the subscription came back too
@@ -135,7 +136,8 @@ async def test_a_protocol_error_from_nats_reconnects_instead_of_closing(settings
 
 async def test_an_act_answers_from_its_commit_while_nats_is_down(
         own: OwnServers, services: dict[str, Running]) -> None:
-    clients, table_id = await seated_table(endpoints(services), "willi-stich", 3)  # round 1: 1 card
+    # Round 1 of Willi Stich: one card each.
+    clients, table_id = await seated_players(endpoints(services), "willi-stich", 3, turn_seconds=0)
     engine = services["engine"].service
     assert isinstance(engine, PlayService)
     try:
@@ -155,26 +157,26 @@ async def test_an_act_answers_from_its_commit_while_nats_is_down(
         async def relayed() -> bool:
             return await store.redis.zcard(store.outbox_key()) == 0
 
-        await wait_for(relayed, timeout=20)
+        await eventually(relayed, timeout=20)
         stream = engine.runtime.js
         message = await stream.get_last_msg(f"{engine.runtime.settings.key_prefix.upper()}_RESULTS",
                                             engine.runtime.subject("results", "willi-stich", "round"))
         assert message.headers is not None
         assert message.headers["Nats-Msg-Id"].startswith(f"{table_id}:{acknowledged[-1]}:")
     finally:
-        await asyncio.gather(*(c.close() for c in clients))
+        await close_all(clients)
 
 
 async def test_the_services_stop_cleanly_while_nats_is_away(own: OwnServers, own_settings: Settings) -> None:
     async with running_services(own_settings, SERVICE_NAMES) as running:
         own.nats.kill()
-        await wait_for(lambda: not running[0].service.runtime.nats.is_connected)
+        await eventually(lambda: not running[0].service.runtime.nats.is_connected)
     assert running[0].service.runtime.nats.is_closed
 
 
 async def test_an_act_while_redis_is_down_is_unavailable_not_internal(
         own: OwnServers, services: dict[str, Running]) -> None:
-    clients, table_id = await seated_table(endpoints(services), "willi-stich", 3)
+    clients, table_id = await seated_players(endpoints(services), "willi-stich", 3, turn_seconds=0)
     try:
         own.redis.kill()
         for client in clients:  # nobody can even read the table: nothing was committed
@@ -182,4 +184,4 @@ async def test_an_act_while_redis_is_down_is_unavailable_not_internal(
                 await client.act(table_id, {"type": "call", "tricks": 0}, attempts=1)
             assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
-        await asyncio.gather(*(c.close() for c in clients))
+        await close_all(clients)

@@ -23,6 +23,7 @@ import jwt
 import pytest
 import structlog
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from integration_helpers import logged_in
 from prometheus_client import REGISTRY
 
 from services.runner import running_services
@@ -52,7 +53,7 @@ def _forged(secret: str, sub: Any, kid: str | None = "of-secret", **claims: Any)
 
 
 def _client(stack: dict[str, str]) -> StammtischClient:
-    return StammtischClient(Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"]))
+    return StammtischClient(Endpoints.of(stack))
 
 
 async def _code(call: Awaitable[Any]) -> grpc.StatusCode:
@@ -80,15 +81,9 @@ async def _channel(address: str) -> AsyncIterator[grpc.aio.Channel]:
 
 async def _quick_match_works(stack: dict[str, str]) -> None:
     """Three fresh players are matched into one Willi Stich table (QuickMatch uses NATS)."""
-    clients = [_client(stack) for _ in range(3)]
-    try:
-        for index, client in enumerate(clients):
-            await client.login(f"P{index}")
+    async with logged_in(Endpoints.of(stack), "P0", "P1", "P2") as clients:
         matched = await asyncio.wait_for(
             asyncio.gather(*(client.quick_match("willi-stich", 3) for client in clients)), 20)
-    finally:
-        for client in clients:
-            await client.close()
     assert len({table.table_id for table, _seat in matched}) == 1
     assert sorted(seat for _table, seat in matched) == [0, 1, 2]
 

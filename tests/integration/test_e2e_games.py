@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
+from integration_helpers import close_all, seated_players, stored_log
 
 from services.runner import running_services
 from shared.config import Settings
@@ -24,9 +25,7 @@ from shared.games.registry import bot_levels
 from shared.runtime import Runtime
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
-from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord
-from shared.tables.store import TableStore
 
 pytestmark = pytest.mark.integration
 
@@ -40,30 +39,6 @@ def settings(settings: Settings) -> Settings:
     return dataclasses.replace(settings, bot_delay_seconds=0.01)
 
 
-def _endpoints(stack: Mapping[str, str], engine: str | None = None) -> Endpoints:
-    return Endpoints(lobby=stack["lobby"], engine=engine or stack["engine"], arbiter=stack["arbiter"],
-                     scoring=stack["scoring"])
-
-
-async def _seated(endpoints: list[Endpoints], game: str, options: Mapping[str, int],
-                  turn_seconds: int = 0) -> tuple[list[StammtischClient], str]:
-    """Four logged-in clients at one started table (client i at seat i)."""
-    clients = [StammtischClient(e) for e in endpoints]
-    for index, client in enumerate(clients):
-        await client.login(f"player{index}")
-    table = await clients[0].create_table(game, len(clients), join=True, turn_seconds=turn_seconds,
-                                          **options)
-    for index, client in enumerate(clients[1:], 1):
-        await client.join(table.table_id, seat=index)
-    for client in clients:
-        await client.ready(table.table_id)
-    return clients, table.table_id
-
-
-async def _close(clients: list[StammtischClient]) -> None:
-    await asyncio.gather(*(c.close() for c in clients))
-
-
 async def _collect(client: StammtischClient, table_id: str, into: list[Update],
                    after_seq: int = 0) -> None:
     """Everything the client receives until the game is over."""
@@ -71,11 +46,6 @@ async def _collect(client: StammtischClient, table_id: str, into: list[Update],
         into.append(update)
         if update.view.get("over"):
             return
-
-
-async def _log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
-    store = TableStore(runtime, deadline_policy(0, runtime.settings.idle_close_seconds))
-    return await store.log_after(table_id, 0, limit=100_000)
 
 
 def _cards(data: Any) -> set[str]:
@@ -110,7 +80,7 @@ async def test_four_clients_play_a_whole_game_over_grpc(
         options: dict[str, int]) -> None:
     results = await runtime.js.pull_subscribe(f"{settings.key_prefix}.results.{game}.game",
                                               durable=f"e2e-{game}")
-    clients, table_id = await _seated([_endpoints(stack)] * 4, game, options)
+    clients, table_id = await seated_players(Endpoints.of(stack), game, 4, turn_seconds=0, **options)
     received: list[list[Update]] = [[] for _ in clients]
     try:
         watchers = [asyncio.create_task(_collect(c, table_id, received[i]))
@@ -120,8 +90,8 @@ async def test_four_clients_play_a_whole_game_over_grpc(
             for i, c in enumerate(clients))), 120)
         await asyncio.wait_for(asyncio.gather(*watchers), 30)
     finally:
-        await _close(clients)
-    log = {r.seq: r for r in await _log(runtime, table_id)}
+        await close_all(clients)
+    log = {r.seq: r for r in await stored_log(runtime, table_id)}
     head = log[max(log)]
     assert head.game().over
     for seat, (final, updates) in enumerate(zip(finals, received, strict=True)):
@@ -137,7 +107,7 @@ async def test_four_clients_play_a_whole_game_over_grpc(
 
 async def test_a_client_that_drops_and_resumes_misses_nothing_and_sees_nothing_twice(
         stack: dict[str, str], runtime: Runtime) -> None:
-    clients, table_id = await _seated([_endpoints(stack)] * 4, "willi", {})
+    clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=0)
     seen: list[Update] = []
     try:
         player = asyncio.gather(*(play_seat(c, table_id, bot_levels("willi")["heuristic"](),
@@ -151,13 +121,13 @@ async def test_a_client_that_drops_and_resumes_misses_nothing_and_sees_nothing_t
         await asyncio.wait_for(_collect(clients[1], table_id, seen, after_seq=seen[-1].seq), 120)
         await asyncio.wait_for(player, 120)
     finally:
-        await _close(clients)
-    log = await _log(runtime, table_id)
+        await close_all(clients)
+    log = await stored_log(runtime, table_id)
     assert [u.seq for u in seen] == [r.seq for r in log]
 
 
 async def test_a_retried_action_id_applies_once(stack: dict[str, str], runtime: Runtime) -> None:
-    clients, table_id = await _seated([_endpoints(stack)] * 4, "willi", {})
+    clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=0)
     try:
         view = (await clients[2].view(table_id)).view
         discard = view["legal"][0]
@@ -165,15 +135,15 @@ async def test_a_retried_action_id_applies_once(stack: dict[str, str], runtime: 
                                             clients[2].act(table_id, discard, action_id="same-id"))
         third = await clients[2].act(table_id, discard, action_id="same-id")
     finally:
-        await _close(clients)
+        await close_all(clients)
     assert first.seq == again.seq == third.seq
-    discards = [r for r in await _log(runtime, table_id) if r.actor == 2]
+    discards = [r for r in await stored_log(runtime, table_id) if r.actor == 2]
     assert len(discards) == 1
 
 
 async def test_a_token_can_only_act_for_its_own_seat(stack: dict[str, str]) -> None:
-    clients, table_id = await _seated([_endpoints(stack)] * 4, "willi", {})
-    outsider = StammtischClient(_endpoints(stack))
+    clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=0)
+    outsider = StammtischClient(Endpoints.of(stack))
     try:
         await outsider.login("intruder")
         seat_zero_card = (await clients[0].view(table_id)).view["legal"][0]
@@ -187,22 +157,22 @@ async def test_a_token_can_only_act_for_its_own_seat(stack: dict[str, str]) -> N
             await clients[1].act(table_id, {"type": "discard", "card": "Z9"})
         assert refused.value.code == "INVALID_ACTION"
     finally:
-        await _close([*clients, outsider])
+        await close_all([*clients, outsider])
 
 
 async def test_two_engine_replicas_serve_one_table_consistently(
         stack: dict[str, str], settings: Settings, runtime: Runtime) -> None:
     async with running_services(settings, ["engine"]) as second:
         other = f"127.0.0.1:{second[0].port}"
-        endpoints = [_endpoints(stack, stack["engine"] if i % 2 else other) for i in range(4)]
-        clients, table_id = await _seated(endpoints, "willi-stich", {"start_round": 17})
+        endpoints = [Endpoints.of(stack, engine=stack["engine"] if i % 2 else other) for i in range(4)]
+        clients, table_id = await seated_players(endpoints, "willi-stich", 4, turn_seconds=0, start_round=17)
         try:
             finals = await asyncio.wait_for(asyncio.gather(*(
                 play_seat(c, table_id, bot_levels("willi-stich")["heuristic"](), random.Random(i))
                 for i, c in enumerate(clients))), 120)
         finally:
-            await _close(clients)
-    log = await _log(runtime, table_id)
+            await close_all(clients)
+    log = await stored_log(runtime, table_id)
     assert [r.seq for r in log] == list(range(1, len(log) + 1))
     for seat, final in enumerate(finals):
         assert final.seq == log[-1].seq
@@ -212,12 +182,12 @@ async def test_two_engine_replicas_serve_one_table_consistently(
 async def test_an_expired_turn_clock_applies_exactly_one_default(
         stack: dict[str, str], settings: Settings, runtime: Runtime) -> None:
     async with running_services(settings, ["engine"]):  # a second replica's clock races too
-        clients, table_id = await _seated([_endpoints(stack)] * 4, "willi", {}, turn_seconds=1)
+        clients, table_id = await seated_players(Endpoints.of(stack), "willi", 4, turn_seconds=1)
         try:
             await asyncio.sleep(1.6)  # nobody discards: every seat's clock expires once
-            log = await _log(runtime, table_id)
+            log = await stored_log(runtime, table_id)
         finally:
-            await _close(clients)
+            await close_all(clients)
     timed_out = [e["seat"] for r in log for e in r.events if e["type"] == "timed_out"]
     assert sorted(timed_out) == [0, 1, 2, 3]
     assert log[-1].game().view(None)["phase"] == "play"

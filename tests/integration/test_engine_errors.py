@@ -6,13 +6,12 @@ import dataclasses
 
 import grpc
 import pytest
+from integration_helpers import bot_table, log_in
 
 from shared.api.stammtisch.v1 import (
     arbiter_pb2,
-    arbiter_pb2_grpc,
     common_pb2,
     engine_pb2,
-    engine_pb2_grpc,
 )
 from shared.config import Settings
 from shared.rpc.errors import rule_code_name, rule_violation_of
@@ -29,16 +28,8 @@ def settings(settings: Settings) -> Settings:
 
 async def _tables(stack: dict[str, str]) -> tuple[StammtischClient, str, str]:
     """A player seated at a running Willi table and at a running Wie Waldi table."""
-    client = StammtischClient(Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"]))
-    await client.login("tester")
-    tables = []
-    for game, seats in (("willi", 4), ("wie-waldi", 2)):
-        table = await client.create_table(game, seats, join=True)
-        for _ in range(seats - 1):
-            await client.add_bot(table.table_id)
-        await client.ready(table.table_id)
-        tables.append(table.table_id)
-    return client, tables[0], tables[1]
+    (client,) = await log_in(Endpoints.of(stack), "tester")
+    return client, await bot_table(client, "willi", 4), await bot_table(client, "wie-waldi", 2)
 
 
 async def _status(call: object) -> tuple[Code, str, str | None]:
@@ -92,8 +83,7 @@ async def test_engine_act_refuses_bad_input_with_clear_codes(stack: dict[str, st
 async def test_views_and_streams_refuse_bad_input(stack: dict[str, str]) -> None:
     client, willi, waldi = await _tables(stack)
     auth = client.auth
-    arbiter = arbiter_pb2_grpc.ArbiterServiceStub(client._channels["arbiter"])
-    engine = engine_pb2_grpc.EngineServiceStub(client._channels["engine"])
+    arbiter, engine = client.arbiter, client.engine
 
     async def first(stream: object) -> None:
         async for _ in stream:  # type: ignore[attr-defined]
@@ -126,7 +116,7 @@ async def test_a_refusal_quoting_a_long_value_arrives_as_the_refusal(stack: dict
     status trailers: the client gets INVALID_ARGUMENT with its RuleViolation, not
     RESOURCE_EXHAUSTED with details that contradict the status."""
     client, willi, waldi = await _tables(stack)
-    arbiter = arbiter_pb2_grpc.ArbiterServiceStub(client._channels["arbiter"])
+    arbiter = client.arbiter
     try:
         for index, card in enumerate(("Q" * 5000, "ü" * 5000, "Z" * 20_000)):
             calls = [

@@ -36,6 +36,7 @@ from fuzz_support import (
     troubled_lines,
 )
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from integration_helpers import bot_table, close_all, log_in, logged_in, seated_table
 
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
@@ -53,21 +54,13 @@ NUMBERS = {"game": (1, 2, 3, 4), "seats": (3, 4), "seat": (0, 1, 2, 3), "limit":
 CARD = re.compile(r'"([A-Z][A-Z0-9]{1,12})"')
 
 
-def _endpoints(stack: FuzzedStack) -> Endpoints:
-    return Endpoints(**stack.endpoints)
-
-
 async def _tables(alice: StammtischClient, bob: StammtischClient) -> dict[str, str]:
     """Real tables of every kind the fuzzer aims at: waiting and running, seated and not."""
     tables = {"alice-waiting": (await alice.create_table("willi-stich", 3)).table_id,
               "bob-waiting": (await bob.create_table("willi-wacker", 3)).table_id}
     for owner, game, seats in ((alice, "willi-stich", 3), (bob, "willi", 4), (alice, "wie-waldi", 2),
                                (bob, "wie-waldi", 2)):
-        table_id = (await owner.create_table(game, seats)).table_id
-        for _ in range(seats - 1):
-            await owner.add_bot(table_id)
-        await owner.ready(table_id)
-        tables[f"{'alice' if owner is alice else 'bob'}-running-{game}"] = table_id
+        tables[f"{'alice' if owner is alice else 'bob'}-running-{game}"] = await bot_table(owner, game, seats)
     return tables
 
 
@@ -124,24 +117,19 @@ async def _streams_closed(stack: FuzzedStack, seconds: float = 10.0) -> dict[str
 async def _play_short_game(stack: FuzzedStack) -> str:
     """Three fresh clients play Willi Stich's last round (one card each), one of them over a
     Play stream: "over", or what failed."""
-    clients = [StammtischClient(_endpoints(stack)) for _ in range(3)]
+    clients: list[StammtischClient] = []
     try:
-        for index, client in enumerate(clients):
-            await client.login(f"after{index}")
-        table = await clients[0].create_table("willi-stich", 3, start_round=19, turn_seconds=0)
-        for client in clients[1:]:
-            await client.join(table.table_id)
-        for client in clients:
-            await client.ready(table.table_id)
+        clients = await log_in(Endpoints.of(stack.endpoints), "after0", "after1", "after2")
+        table_id = await seated_table(clients, "willi-stich", start_round=19, turn_seconds=0)
         bot = bot_levels("willi-stich")["heuristic"]
         ends = await asyncio.wait_for(asyncio.gather(*(
-            play_seat(c, table.table_id, bot(), random.Random(i), streamed=i == 0)
+            play_seat(c, table_id, bot(), random.Random(i), streamed=i == 0)
             for i, c in enumerate(clients))), 30)
         return "over" if all(end.view.get("over") for end in ends) else f"not over: {ends[0].view}"
     except (grpc.aio.AioRpcError, TimeoutError) as err:
         return "failed: " + " ".join(repr(err).split())[:600]
     finally:
-        await asyncio.gather(*(c.close() for c in clients))
+        await close_all(clients)
 
 
 async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
@@ -154,10 +142,7 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
     with fuzzed_stack(redis_url, tmp_path, env) as stack:
         nats_before = stack.nats_connection()
         assert nats_before is not None, "the stack has no NATS connection to begin with"
-        async with StammtischClient(_endpoints(stack)) as alice, \
-                StammtischClient(_endpoints(stack)) as bob:
-            await alice.login("Alice")
-            await bob.login("Bob")
+        async with logged_in(Endpoints.of(stack.endpoints), "Alice", "Bob") as (alice, bob):
             tables = await _tables(alice, bob)
             rpcs = await discover(stack.endpoints)
             tokens = {"valid": alice.token, "other": bob.token, **forged_tokens(SECRET, bob.player_id)}

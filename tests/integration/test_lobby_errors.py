@@ -6,9 +6,10 @@ from typing import Any
 
 import grpc
 import pytest
-from test_lobby_support import Player, players
+from integration_helpers import logged_in
 
 from shared.api.stammtisch.v1 import common_pb2, lobby_pb2
+from shared.sdk.client import Endpoints, StammtischClient
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +18,7 @@ INVALID, NOT_FOUND, PRECONDITION = (grpc.StatusCode.INVALID_ARGUMENT, grpc.Statu
 STICH = common_pb2.GAME_WILLI_STICH
 
 
-async def status_of(player: Player, method: str, request: Any) -> grpc.StatusCode:
+async def status_of(player: StammtischClient, method: str, request: Any) -> grpc.StatusCode:
     """The status a call ends with (streams are read to their first answer)."""
     try:
         call = getattr(player.lobby, method)(request, metadata=player.auth)
@@ -33,14 +34,14 @@ async def status_of(player: Player, method: str, request: Any) -> grpc.StatusCod
 
 
 async def test_every_lobby_rpc_refuses_bad_input_clearly(stack: dict[str, str]) -> None:
-    async with players(stack, "Anna", "Ben", "Cleo", "Dora") as (anna, ben, cleo, dora):
-        table = await anna.create(STICH, 3)
-        full = await anna.create(STICH, 3)
+    async with logged_in(Endpoints.of(stack), "Anna", "Ben", "Cleo", "Dora") as (anna, ben, cleo, dora):
+        table = await anna.create_table("willi-stich", 3)
+        full = await anna.create_table("willi-stich", 3)
         await ben.join(full.table_id)
         await cleo.join(full.table_id)
         tid, fid = table.table_id, full.table_id
         options = common_pb2.TableOptions
-        cases: list[tuple[Player, str, Any, grpc.StatusCode]] = [
+        cases: list[tuple[StammtischClient, str, Any, grpc.StatusCode]] = [
             (anna, "CreateTable", lobby_pb2.CreateTableRequest(seats=3), INVALID),
             (anna, "CreateTable", lobby_pb2.CreateTableRequest(game=99, seats=3), INVALID),
             (anna, "CreateTable", lobby_pb2.CreateTableRequest(game=STICH, seats=2), INVALID),
@@ -94,8 +95,8 @@ async def test_every_lobby_rpc_refuses_bad_input_clearly(stack: dict[str, str]) 
 
 
 async def test_lobby_calls_need_a_token(stack: dict[str, str]) -> None:
-    async with players(stack, "Anna") as (anna,):
-        anonymous = Player("-", "", anna.lobby, anna.engine, ())
+    async with StammtischClient(Endpoints.of(stack)) as anonymous:
+        assert anonymous.auth == ()  # never logged in: the calls carry no token
         for method, request in (("ListTables", lobby_pb2.ListTablesRequest()),
                                 ("WatchTable", lobby_pb2.WatchTableRequest(table_id="x"))):
             assert await status_of(anonymous, method, request) == grpc.StatusCode.UNAUTHENTICATED

@@ -3,35 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 
 import grpc
 import pytest
-from test_lobby_support import Player, players
+from integration_helpers import logged_in
 
 from services.runner import running_services
-from shared.api.stammtisch.v1 import common_pb2, lobby_pb2
+from shared.api.stammtisch.v1 import lobby_pb2
 from shared.config import Settings
+from shared.sdk.client import Endpoints, StammtischClient
 
 pytestmark = pytest.mark.integration
 
-WILLI = common_pb2.GAME_WILLI
+WILLI = "willi"
 
 
-async def quick_match(player: Player, seats: int) -> list[lobby_pb2.QuickMatchResponse]:
+async def quick_match(player: StammtischClient, seats: int) -> list[lobby_pb2.QuickMatchResponse]:
     """Every response of one QuickMatch stream, until it ends."""
-    call = player.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=WILLI, seats=seats),
-                                   metadata=player.auth)
-    return [response async for response in call]
+    return [response async for response in player.match_queue(WILLI, seats)]
 
 
 async def test_four_players_on_two_replicas_are_matched_into_one_running_game(
         stack: dict[str, str], settings: Settings) -> None:
     second = dataclasses.replace(settings, ports={**settings.ports, "lobby": 0})
     async with running_services(second, ["lobby"]) as (replica,), \
-            players(stack, "Anna", "Ben") as here, \
-            players(stack, "Cleo", "Dora", lobby_address=f"127.0.0.1:{replica.port}") as there:
+            logged_in(Endpoints.of(stack), "Anna", "Ben") as here, \
+            logged_in(Endpoints.of(stack, lobby=f"127.0.0.1:{replica.port}"), "Cleo", "Dora") as there:
         everyone = [*here, *there]
         streams = []
         for player in everyone:
@@ -49,31 +47,26 @@ async def test_four_players_on_two_replicas_are_matched_into_one_running_game(
         assert [seat.player_id for seat in table.seats] == [p.player_id for p in everyone]
         assert [seat.name for seat in table.seats] == ["Anna", "Ben", "Cleo", "Dora"]
         for player, final in zip(everyone, finals, strict=True):
-            update, view = await player.view(final.table.table_id)
-            assert update.seat == final.seat and len(view["hands"][final.seat]) == 9
+            update = await player.view(final.table.table_id)
+            assert update.seat == final.seat and len(update.view["hands"][final.seat]) == 9
 
 
 async def test_a_cancelled_stream_leaves_the_queue(stack: dict[str, str]) -> None:
-    async with players(stack, "Anna", "Ben") as (anna, ben):
-        stay = anna.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=WILLI, seats=3),
-                                     metadata=anna.auth)
-        assert (await stay.read()).queued == 1
-        gone = ben.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=WILLI, seats=3),
-                                    metadata=ben.auth)
-        assert (await gone.read()).queued == 2
-        assert (await stay.read()).queued == 2
-        gone.cancel()
-        assert (await asyncio.wait_for(stay.read(), 5)).queued == 1
+    async with logged_in(Endpoints.of(stack), "Anna", "Ben") as (anna, ben):
+        stay = anna.match_queue(WILLI, 3)
+        assert (await anext(stay)).queued == 1
+        gone = ben.match_queue(WILLI, 3)
+        assert (await anext(gone)).queued == 2
+        assert (await anext(stay)).queued == 2
+        await gone.aclose()
+        assert (await asyncio.wait_for(anext(stay), 5)).queued == 1
 
         # Ben may queue again at once: his place was given up.
-        again = ben.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=WILLI, seats=3),
-                                     metadata=ben.auth)
-        assert (await again.read()).queued == 2
+        again = ben.match_queue(WILLI, 3)
+        assert (await anext(again)).queued == 2
         with pytest.raises(grpc.aio.AioRpcError) as twice:
             await quick_match(ben, 3)
         assert twice.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        assert (await asyncio.wait_for(stay.read(), 5)).queued == 2
-        for call in (stay, again):
-            call.cancel()
-            with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
-                await call.read()
+        assert (await asyncio.wait_for(anext(stay), 5)).queued == 2
+        for queue in (stay, again):
+            await queue.aclose()

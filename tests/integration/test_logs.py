@@ -41,6 +41,28 @@ def test_early_bound_and_library_loggers_write_json_to_stderr_only() -> None:
     assert all("timestamp" in line for line in lines)
 
 
+_CLIENT_GONE = """
+import logging
+from shared.logs import configure_logging
+configure_logging("info", "json")
+try:
+    raise RuntimeError("Failed execute_batch")
+except RuntimeError:
+    logging.getLogger("grpc._cython.cygrpc").exception(
+        "ExecuteBatchError raised in core by servicer method [%s]", "/grpc.health.v1.Health/Check")
+logging.getLogger("grpc._cython.cygrpc").error("something else broke")
+"""
+
+
+def test_a_reply_to_a_client_that_left_is_one_info_line_without_traceback() -> None:
+    done = subprocess.run([sys.executable, "-c", _CLIENT_GONE], capture_output=True, text=True,
+                          timeout=60, check=True)
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(line["event"], line["level"]) for line in lines] == [
+        ("client_gone_before_reply", "info"), ("something else broke", "error")]
+    assert "exception" not in lines[0]
+
+
 async def test_a_stack_whose_stdout_nobody_reads_keeps_answering(infra: tuple[str, str],
                                                                  tmp_path: Path) -> None:
     redis_url, nats_url = infra

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import nats
 import pytest
+from integration_helpers import logged_in, seated_table, stored_log
 
 from services.scoring.storage import ScoreStore
 from shared.config import Settings
@@ -29,7 +30,7 @@ from shared.games.registry import bot_levels
 from shared.localcluster import LocalCluster, local_cluster
 from shared.runtime import Runtime, results_stream, table_events_stream
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import Endpoints, StammtischClient
+from shared.sdk.client import Endpoints
 from shared.tables.announce import result_messages
 from shared.tables.clocks import deadline_policy
 from shared.tables.store import TableStore
@@ -70,22 +71,13 @@ def settings(settings: Settings, cluster: LocalCluster) -> Settings:
 
 async def _one_game(endpoints: Endpoints, game: str, options: Mapping[str, int]) -> str:
     """Four fresh clients sit at a new table and play it to the end; returns its id."""
-    clients = [StammtischClient(endpoints) for _ in range(SEATS)]
-    try:
-        for index, client in enumerate(clients):
-            await client.login(f"{game}-{index}")
-        table = await clients[0].create_table(game, SEATS, join=True, **options)
-        for client in clients[1:]:
-            await client.join(table.table_id)
-        for client in clients:
-            await client.ready(table.table_id)
+    async with logged_in(endpoints, *(f"{game}-{index}" for index in range(SEATS))) as clients:
+        table_id = await seated_table(clients, game, **options)
         bot = bot_levels(game)["heuristic"]
         await asyncio.wait_for(asyncio.gather(*(
-            play_seat(client, table.table_id, bot(), random.Random(seat))
+            play_seat(client, table_id, bot(), random.Random(seat))
             for seat, client in enumerate(clients))), 120)
-        return table.table_id
-    finally:
-        await asyncio.gather(*(client.close() for client in clients))
+        return table_id
 
 
 async def _games_until(stop: asyncio.Event, endpoints: Endpoints, game: str,
@@ -125,7 +117,7 @@ async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_res
         info = await runtime.js.stream_info(str(stream.name))
         assert info.config.num_replicas == 3 and info.cluster is not None
         assert len(info.cluster.replicas or []) == 2, "a leader and two followers"
-    endpoints = Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"])
+    endpoints = Endpoints.of(stack)
     stop = asyncio.Event()
     played: list[Played] = []
     lanes = [asyncio.create_task(_games_until(stop, endpoints, game, played)) for game in GAMES]
@@ -141,15 +133,15 @@ async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_res
     stop.set()
     await asyncio.wait_for(asyncio.gather(*lanes), 180)
 
-    store = TableStore(runtime, deadline_policy(0, runtime.settings.idle_close_seconds))
+    outbox = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds)).outbox_key()
     expected: set[str] = set()
     for game in played:
-        log = await store.log_after(game.table_id, 0, limit=100_000)
+        log = await stored_log(runtime, game.table_id)
         assert log[-1].game().over
         expected |= {msg_id for record in log for _kind, msg_id, _payload in result_messages(record)}
 
     async def outbox_empty() -> bool:
-        return not await runtime.redis.zcard(store.outbox_key())
+        return not await runtime.redis.zcard(outbox)
 
     await _eventually(outbox_empty)  # the relay re-publishes what the dead node did not ack
     on_stream = await _results_on_stream(settings)

@@ -22,18 +22,13 @@ import pytest
 import redis.asyncio as aioredis
 import redis.exceptions
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from play_support import play_one, seated_table
+from integration_helpers import close_all, play_one, seated_players
 
-from services.launch import LaunchedStack, start_stack
+from services.launch import start_stack
 from shared.localinfra import free_port
 from shared.sdk.client import Endpoints, StammtischClient
 
 pytestmark = pytest.mark.integration
-
-
-def endpoints(stack: LaunchedStack) -> Endpoints:
-    e = stack.endpoints
-    return Endpoints(e["lobby"], e["engine"], e["arbiter"], e["scoring"])
 
 
 async def redis_pid(url: str) -> int | None:
@@ -79,7 +74,7 @@ async def test_up_restarts_a_killed_redis_and_nats_and_keeps_every_acknowledged_
     redis_url = "redis://" + stack.endpoints["redis"]
     clients: list[StammtischClient] = []
     try:
-        clients, table_id = await seated_table(endpoints(stack), "willi", 4)
+        clients, table_id = await seated_players(Endpoints.of(stack.endpoints), "willi", 4, turn_seconds=0)
         rng = random.Random(5)
         acknowledged: dict[int, int] = {}
 
@@ -116,6 +111,6 @@ async def test_up_restarts_a_killed_redis_and_nats_and_keeps_every_acknowledged_
                      if '"local_server_restarted"' in line]
         assert restarted == ["redis-server", "nats-server"]
     finally:
-        await asyncio.gather(*(c.close() for c in clients))
+        await close_all(clients)
         stack.stop()
     assert (tmp_path / "redis" / "appendonlydir").is_dir()

@@ -11,20 +11,19 @@ from typing import Any
 
 import grpc
 import pytest
+from integration_helpers import close_all, quick_stack, seated_players
 
-from services.runner import SERVICE_NAMES, running_services
 from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc, engine_pb2, engine_pb2_grpc, errors_pb2
 from shared.config import Settings
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, action_to_proto
-from tests.integration.play_support import seated_table
 
 pytestmark = pytest.mark.integration
 
 
 def _ends(stack: dict[str, str]) -> Endpoints:
-    return Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"])
+    return Endpoints.of(stack)
 
 
 def _legal_seat(views: list[dict[str, Any]]) -> int:
@@ -70,12 +69,8 @@ class RawPlay:
         return seen
 
 
-async def _close(clients: list[StammtischClient]) -> None:
-    await asyncio.gather(*(client.close() for client in clients))
-
-
 async def test_a_whole_game_plays_over_play_streams(stack: dict[str, str]) -> None:
-    clients, table_id = await seated_table(_ends(stack), "willi", 4)
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
     try:
         bot = bot_levels("willi")["heuristic"]
         finals = await asyncio.wait_for(asyncio.gather(*(
@@ -84,12 +79,12 @@ async def test_a_whole_game_plays_over_play_streams(stack: dict[str, str]) -> No
         assert all(final.view["over"] for final in finals)
         assert len({final.seq for final in finals}) == 1  # everyone saw the last commit
     finally:
-        await _close(clients)
+        await close_all(clients)
 
 
 async def test_a_refused_action_is_answered_in_the_stream_and_the_stream_goes_on(
         stack: dict[str, str]) -> None:
-    clients, table_id = await seated_table(_ends(stack), "willi", 4)
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
     try:
         views = await _views(clients, table_id)
         actor = _legal_seat(views)
@@ -107,11 +102,11 @@ async def test_a_refused_action_is_answered_in_the_stream_and_the_stream_goes_on
             seen = [(await idle_stream.next_update()).seq for _ in range(seq)]
             assert seen == list(range(1, seq + 1))  # the refused seat's stream is still live
     finally:
-        await _close(clients)
+        await close_all(clients)
 
 
 async def test_resuming_after_a_drop_gives_every_update_once(stack: dict[str, str]) -> None:
-    clients, table_id = await seated_table(_ends(stack), "willi", 4)
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
     bots = [bot_levels("willi")["heuristic"]() for _ in clients]
     rng = random.Random(3)
     try:
@@ -131,11 +126,11 @@ async def test_resuming_after_a_drop_gives_every_update_once(stack: dict[str, st
         assert await resumed.updates_until(last) == list(range(3, last + 1))
         resumed.call.cancel()
     finally:
-        await _close(clients)
+        await close_all(clients)
 
 
 async def test_a_retried_action_id_applies_once_on_any_stream_or_act(stack: dict[str, str]) -> None:
-    clients, table_id = await seated_table(_ends(stack), "willi", 4)
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
     try:
         views = await _views(clients, table_id)
         actor = _legal_seat(views)
@@ -155,11 +150,11 @@ async def test_a_retried_action_id_applies_once_on_any_stream_or_act(stack: dict
         assert (await clients[actor].act(table_id, action, action_id="move-1")).seq == head + 1
         assert (await clients[actor].view(table_id)).seq == head + 1  # applied once
     finally:
-        await _close(clients)
+        await close_all(clients)
 
 
 async def test_a_stream_plays_one_table_and_needs_a_token(stack: dict[str, str]) -> None:
-    clients, table_id = await seated_table(_ends(stack), "willi", 4)
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
     try:
         play = await RawPlay(clients[0], table_id).open()
         await play.send("a1", {"type": "pass"}, table_id="another-table")
@@ -173,19 +168,18 @@ async def test_a_stream_plays_one_table_and_needs_a_token(stack: dict[str, str])
                 await call.read()
         assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
     finally:
-        await _close(clients)
+        await close_all(clients)
 
 
 @pytest.fixture
-async def slow_stack(settings: Settings) -> AsyncIterator[dict[str, str]]:
+async def slow_stack(settings: Settings) -> AsyncIterator[Endpoints]:
     """The stack with 5 calls per second and player (bursts of 10)."""
-    async with running_services(dataclasses.replace(settings, actions_per_second=5.0),
-                                SERVICE_NAMES) as running:
-        yield {item.service.name: f"127.0.0.1:{item.port}" for item in running}
+    async with quick_stack(dataclasses.replace(settings, actions_per_second=5.0)) as ends:
+        yield ends
 
 
-async def test_each_action_on_a_stream_is_rate_limited_like_a_call(slow_stack: dict[str, str]) -> None:
-    clients, table_id = await seated_table(_ends(slow_stack), "willi", 4)
+async def test_each_action_on_a_stream_is_rate_limited_like_a_call(slow_stack: Endpoints) -> None:
+    clients, table_id = await seated_players(slow_stack, "willi", 4, turn_seconds=0)
     try:
         play = await RawPlay(clients[1], table_id).open()
         answered = 0
@@ -198,12 +192,12 @@ async def test_each_action_on_a_stream_is_rate_limited_like_a_call(slow_stack: d
         assert limited.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert 5 <= answered < 30
     finally:
-        await _close(clients)
+        await close_all(clients)
 
 
 async def test_wie_waldi_plays_over_the_arbiters_stream_with_its_round_guard(
         stack: dict[str, str]) -> None:
-    clients, table_id = await seated_table(_ends(stack), "wie-waldi", 2)
+    clients, table_id = await seated_players(_ends(stack), "wie-waldi", 2, turn_seconds=0)
     try:
         start = await clients[0].view(table_id)
         call = clients[0].arbiter.Play(metadata=clients[0].auth)
@@ -227,4 +221,4 @@ async def test_wie_waldi_plays_over_the_arbiters_stream_with_its_round_guard(
         call.cancel()
         assert isinstance(arbiter_pb2_grpc.ArbiterServiceStub, type)
     finally:
-        await _close(clients)
+        await close_all(clients)

@@ -7,8 +7,9 @@ from typing import Any
 
 import grpc
 import pytest
+from integration_helpers import eventually
 from openskill.models import PlackettLuce
-from test_scoring_support import (
+from scoring_support import (
     STICH,
     WILLI,
     GameEnum,
@@ -22,7 +23,6 @@ from test_scoring_support import (
     publisher,
     scoring,
     table_results,
-    wait_for,
 )
 
 from shared.api.stammtisch.v1 import common_pb2, scoring_pb2
@@ -46,9 +46,9 @@ async def test_finished_games_show_up_as_table_results_leaderboard_and_stats(
                                                  [10, 30, 5], bots={"1": "random", "2": "heuristic"}))
     metadata = auth(settings, "anna")
     async with scoring(stack["scoring"]) as stub:
-        results = await wait_for(lambda: _results_of(stub, metadata, "t1", count=2))
-        entries = await wait_for(lambda: _all_counted(stub, metadata, WILLI, games=2))
-        stich = await wait_for(lambda: _all_counted(stub, metadata, STICH, games=1))
+        results = await eventually(lambda: _results_of(stub, metadata, "t1", count=2))
+        entries = await eventually(lambda: _all_counted(stub, metadata, WILLI, games=2))
+        stich = await eventually(lambda: _all_counted(stub, metadata, STICH, games=1))
         own = (await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(), metadata=metadata)).per_game
 
     assert [r.game_number for r in results] == [1, 2]
@@ -88,7 +88,7 @@ async def test_leaderboard_sorts_by_rating_then_wins_and_honours_the_limit(
             await announcer.publish_results(finished(table, "willi-stich", players, scores, bots=bots))
     metadata = auth(settings)
     async with scoring(stack["scoring"]) as stub:
-        everyone = await wait_for(lambda: _count(stub, metadata, STICH, players=4))
+        everyone = await eventually(lambda: _count(stub, metadata, STICH, players=4))
         top_two = await board(stub, metadata, STICH, limit=2)
         default = await board(stub, metadata, STICH, limit=0)
         other_game = await board(stub, metadata, WILLI)
@@ -149,7 +149,7 @@ async def test_malformed_results_are_dropped_without_blocking_the_next(
         await announcer.publish_results(good)
     metadata = auth(settings)
     async with scoring(stack["scoring"]) as stub:
-        entries = await wait_for(lambda: _count(stub, metadata, common_pb2.GAME_WILLI_WACKER, players=3))
+        entries = await eventually(lambda: _count(stub, metadata, common_pb2.GAME_WILLI_WACKER, players=3))
     assert consumed("rejected") - rejected == 3
     assert {e.player_id: e.wins for e in entries} == {"a": 0, "b": 1, "c": 1}
 

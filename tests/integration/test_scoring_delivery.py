@@ -10,20 +10,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
+from integration_helpers import eventually
 from nats.js import JetStreamContext
-from test_scoring_support import (
-    STICH,
-    WILLI,
-    Stub,
-    auth,
-    board,
-    consumed,
-    finished,
-    player,
-    publisher,
-    scoring,
-    wait_for,
-)
+from scoring_support import STICH, WILLI, Stub, auth, board, consumed, finished, player, publisher, scoring
 
 from services.runner import running_services
 from services.scoring.consumer import DURABLE
@@ -107,8 +96,8 @@ async def test_a_result_published_again_counts_once(settings: Settings) -> None:
             await announcer.publish_results(record)
             return (await js.get_last_msg(stream, game_subject)).seq != first.seq
 
-        await wait_for(stored_again)
-        await wait_for(lambda: consumed("duplicate") - duplicates == 1)
+        await eventually(stored_again)
+        await eventually(lambda: consumed("duplicate") - duplicates == 1)
         async with scoring(address) as stub:
             entries = await board(stub, auth(settings), WILLI)
     assert {(e.player_id, e.games, e.wins) for e in entries} == {(player("ann"), 1, 0), (player("bob"), 1, 0),
@@ -121,17 +110,17 @@ async def test_a_restarted_scoring_goes_on_without_loss_or_double_counting(setti
     async with publisher(settings) as announcer:
         await publish_all(announcer, records[:120])
         async with scoring_alone(settings):
-            await wait_for(lambda: consumed("recorded") > recorded)  # stop it mid-stream
+            await eventually(lambda: consumed("recorded") > recorded)  # stop it mid-stream
         recorded_before_stop = consumed("recorded") - recorded
         await publish_all(announcer, records[120:])  # while no scoring runs
         async with scoring_alone(settings) as address, scoring(address) as stub:
-            await wait_for(lambda: settled(announcer.runtime.js, settings))
+            await eventually(lambda: settled(announcer.runtime.js, settings))
             after_restart = await board(stub, auth(settings), STICH)
         # Lost consumer state (e.g. deleted by hand): every result comes again, nothing changes.
         await announcer.runtime.js.delete_consumer(stream_name(settings), DURABLE)
         duplicates = consumed("duplicate")
         async with scoring_alone(settings) as address, scoring(address) as stub:
-            await wait_for(lambda: consumed("duplicate") - duplicates == len(records))
+            await eventually(lambda: consumed("duplicate") - duplicates == len(records))
             after_replay = await board(stub, auth(settings), STICH)
     print(f"recorded before the stop: {recorded_before_stop:.0f} of 120")
     assert {e.player_id: (e.games, e.wins) for e in after_restart} == expected_records(records)
@@ -143,10 +132,10 @@ async def test_two_replicas_share_the_work_and_count_every_game_once(settings: S
     async with scoring_alone(settings) as address, scoring_alone(settings), \
             publisher(settings) as announcer:
         js = announcer.runtime.js
-        await wait_for(lambda: _pulling(js, stream_name(settings), replicas=2))
+        await eventually(lambda: _pulling(js, stream_name(settings), replicas=2))
         await publish_all(announcer, records)
         async with scoring(address) as stub:
-            await wait_for(lambda: settled(js, settings))
+            await eventually(lambda: settled(js, settings))
             on_board = await records_on_board(stub, settings)
             stats = await stub.GetPlayerStats(scoring_pb2.GetPlayerStatsRequest(player_id=POOL[0]),
                                               metadata=auth(settings))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from integration_helpers import eventually
 from openskill.models import PlackettLuce
-from test_scoring_support import WILLI, Stub, auth, board, finished, player, publisher, scoring, wait_for
+from scoring_support import WILLI, Stub, auth, board, finished, player, publisher, scoring
 
 from services.scoring.ratings import Rating
 from services.scoring.storage import MIGRATION_BATCH, ScoreStore
@@ -44,7 +45,7 @@ async def test_elo_era_standings_start_at_the_default_rating_and_keep_their_coun
         async with publisher(settings) as announcer:  # anna's first openskill game
             await announcer.publish_results(finished("after-elo", "willi", [ANNA, CLEO, DORA],
                                                      [10, 40, 20, 7]))
-        after_game = await wait_for(lambda: _with_games(stub, settings, ANNA, 13))
+        after_game = await eventually(lambda: _with_games(stub, settings, ANNA, 13))
 
     default = PlackettLuce().rating()
     assert [(e.games, e.wins, e.mu, e.sigma, e.rating) for e in stats.per_game] == [
@@ -87,7 +88,7 @@ async def test_conservative_ratings_for_seeding(stack: dict[str, str], settings:
     async with publisher(settings) as announcer:
         await announcer.publish_results(finished("seed", "willi", [CLEO, DORA, ANNA], [30, 20, 10, 5]))
     async with scoring(stack["scoring"]) as stub:
-        entries = await wait_for(lambda: _with_games(stub, settings, CLEO, 1))
+        entries = await eventually(lambda: _with_games(stub, settings, CLEO, 1))
     store = ScoreStore(runtime)
     newcomer = player("erik")
 

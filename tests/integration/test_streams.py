@@ -18,7 +18,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from play_support import seated_table
+from integration_helpers import close_all, seated_players
 from prometheus_client import REGISTRY
 from proxy_support import FaultyProxy
 
@@ -75,8 +75,7 @@ async def test_vanished_clients_close_their_streams_and_leave_no_traceback(
     e = stack.endpoints
     clients: list[StammtischClient] = []
     try:
-        clients, table_id = await seated_table(Endpoints(e["lobby"], e["engine"], e["arbiter"],
-                                                         e["scoring"]), "willi", 4)
+        clients, table_id = await seated_players(Endpoints.of(e), "willi", 4, turn_seconds=0)
         streamer = subprocess.Popen([sys.executable, "-c", _STREAMER, e["engine"], clients[0].token,
                                      table_id, "6"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     text=True)
@@ -109,7 +108,7 @@ async def test_vanished_clients_close_their_streams_and_leave_no_traceback(
             await channel.close(grace=None)
         await until(0, stack)
     finally:
-        await asyncio.gather(*(c.close() for c in clients))
+        await close_all(clients)
         logged = stack.stop()
     assert "Traceback" not in logged and "ExecuteBatchError" not in logged
 
@@ -118,7 +117,7 @@ async def test_keepalive_closes_the_stream_of_a_client_behind_a_silent_network(s
     quick = dataclasses.replace(settings, keepalive_seconds=1.0)
     async with running_services(quick, SERVICE_NAMES) as running:
         ends = Endpoints(*(f"127.0.0.1:{item.port}" for item in running))
-        clients, table_id = await seated_table(ends, "willi", 4)
+        clients, table_id = await seated_players(ends, "willi", 4, turn_seconds=0)
 
         def gauge() -> float:
             return REGISTRY.get_sample_value("stammtisch_open_streams", {"service": "engine"}) or 0.0
@@ -139,7 +138,7 @@ async def test_keepalive_closes_the_stream_of_a_client_behind_a_silent_network(s
                 stream.cancel()
                 await channel.close(grace=None)
         finally:
-            await asyncio.gather(*(c.close() for c in clients))
+            await close_all(clients)
 
 
 async def test_a_cancelled_stream_ends_even_when_news_arrives_at_the_same_moment(runtime: Runtime) -> None:

@@ -12,11 +12,11 @@ import asyncio
 import dataclasses
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
 
 import grpc
 import pytest
+from integration_helpers import bot_table, eventually, logged_in
 
 from services.lobby.lifetime import CLOCK_LAG_SECONDS, TableLifetime
 from services.lobby.model import LobbyTable, SeatState, Status
@@ -48,26 +48,6 @@ def settings(settings: Settings) -> Settings:
                                bot_delay_seconds=0.05)
 
 
-@asynccontextmanager
-async def logged_in(stack: dict[str, str], count: int) -> AsyncIterator[list[StammtischClient]]:
-    """``count`` logged-in players, closed afterwards."""
-    endpoints = Endpoints(stack["lobby"], stack["engine"], stack["arbiter"], stack["scoring"])
-    clients = [StammtischClient(endpoints) for _ in range(count)]
-    try:
-        await asyncio.gather(*(client.login(f"P{i}") for i, client in enumerate(clients)))
-        yield clients
-    finally:
-        await asyncio.gather(*(client.close() for client in clients))
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], seconds: float = PATIENCE) -> None:
-    """Wait until ``check`` holds (polling), or fail after ``seconds``."""
-    give_up = time.monotonic() + seconds
-    while not await check():
-        assert time.monotonic() < give_up, "the condition never came true"
-        await asyncio.sleep(0.05)
-
-
 async def table_gone(client: StammtischClient, table_id: str) -> bool:
     """True once the lobby answers NOT_FOUND for the table."""
     try:
@@ -94,16 +74,6 @@ async def game_until_closed(client: StammtischClient, table_id: str) -> list[Upd
     raise AssertionError("the game stream ended without table_closed")
 
 
-async def bot_table(client: StammtischClient, game: str, seats: int, **options: int) -> str:
-    """A table of the client and server bots, started; returns its id."""
-    table = await client.create_table(game, seats, join=True, **options)
-    for _ in range(seats - 1):
-        await client.add_bot(table.table_id)
-    await client.ready(table.table_id)
-    await client.wait_for_game(table.table_id)
-    return table.table_id
-
-
 async def not_indexed(runtime: Runtime, game: str, table_id: str, group: str) -> None:
     """Neither the live-table nor the clocks index holds the table any more."""
     store = TableStore(runtime, deadline_policy(0.0, IDLE))
@@ -116,7 +86,7 @@ async def not_indexed(runtime: Runtime, game: str, table_id: str, group: str) ->
 
 async def test_a_turn_based_game_without_a_clock_is_closed_when_nobody_plays(
         stack: dict[str, str], runtime: Runtime) -> None:
-    async with logged_in(stack, 1) as (anna,):
+    async with logged_in(Endpoints.of(stack), "P0") as (anna,):
         table_id = await bot_table(anna, "willi-wacker", 3, turn_seconds=0)
         news: list[tuple[str, str]] = []
         watcher = asyncio.create_task(lobby_news(anna, table_id, news))
@@ -129,7 +99,7 @@ async def test_a_turn_based_game_without_a_clock_is_closed_when_nobody_plays(
         with pytest.raises(RefusedAction) as refused:
             await anna.act(table_id, closing.view["legal"][0])
         assert refused.value.code == "GAME_OVER"
-        await eventually(lambda: table_gone(anna, table_id))
+        await eventually(lambda: table_gone(anna, table_id), PATIENCE)
         await asyncio.wait_for(watcher, PATIENCE)
         assert news[-1] == ("closed", "idle")
         await not_indexed(runtime, "willi-wacker", table_id, "engine")
@@ -138,7 +108,7 @@ async def test_a_turn_based_game_without_a_clock_is_closed_when_nobody_plays(
 
 
 async def test_an_api_bot_stops_playing_when_its_table_is_closed(stack: dict[str, str]) -> None:
-    async with logged_in(stack, 2) as (anna, ben):
+    async with logged_in(Endpoints.of(stack), "P0", "P1") as (anna, ben):
         table = await anna.create_table("willi-wacker", 3, join=True, turn_seconds=0)
         await ben.join(table.table_id)
         await anna.add_bot(table.table_id)
@@ -153,7 +123,7 @@ async def test_an_api_bot_stops_playing_when_its_table_is_closed(stack: dict[str
 
 async def test_a_game_only_stand_in_bots_still_play_is_closed(stack: dict[str, str],
                                                                 runtime: Runtime) -> None:
-    async with logged_in(stack, 1) as (anna,):
+    async with logged_in(Endpoints.of(stack), "P0") as (anna,):
         table_id = await bot_table(anna, "willi-wacker", 3, turn_seconds=60)
         left_at = (await anna.view(table_id)).seq
         await anna.leave(table_id)  # a bot takes her seat over: only the clock plays now
@@ -162,12 +132,12 @@ async def test_a_game_only_stand_in_bots_still_play_is_closed(stack: dict[str, s
         bot_moves = [u for u in seen if u.seq > left_at and u.events[0]["type"] != "seat_bot"]
         assert len(bot_moves) > 1, "the bots kept playing until the table was closed"
         assert not seen[-1].view["over"]
-        await eventually(lambda: table_gone(anna, table_id))
+        await eventually(lambda: table_gone(anna, table_id), PATIENCE)
         await not_indexed(runtime, "willi-wacker", table_id, "engine")
 
 
 async def test_a_person_acting_keeps_the_game_open(stack: dict[str, str], runtime: Runtime) -> None:
-    async with logged_in(stack, 2) as (anna, ben):
+    async with logged_in(Endpoints.of(stack), "P0", "P1") as (anna, ben):
         table = await anna.create_table("wie-waldi", 2, join=True)
         await ben.join(table.table_id)
         await asyncio.gather(anna.ready(table.table_id), ben.ready(table.table_id))
@@ -188,7 +158,7 @@ async def test_a_person_acting_keeps_the_game_open(stack: dict[str, str], runtim
 
 
 async def test_a_table_that_never_starts_expires_however_busy_its_chat(stack: dict[str, str]) -> None:
-    async with logged_in(stack, 2) as (anna, ben):
+    async with logged_in(Endpoints.of(stack), "P0", "P1") as (anna, ben):
         table = await anna.create_table("willi", 4, join=True)
         await ben.join(table.table_id)
         news: list[tuple[str, str]] = []
@@ -203,7 +173,7 @@ async def test_a_table_that_never_starts_expires_however_busy_its_chat(stack: di
                 return await table_gone(anna, table.table_id)
             return False
 
-        await eventually(chatting_until_gone)
+        await eventually(chatting_until_gone, PATIENCE)
         assert time.monotonic() - created >= WAITING
         await asyncio.wait_for(watcher, PATIENCE)
         assert "chat" in [change for change, _ in news]
@@ -243,6 +213,17 @@ async def test_a_table_between_games_expires_after_its_last_game_ended(runtime: 
     assert await TableRepository(runtime).list("willi-wacker", open_only=False, limit=10) == []
 
 
+async def test_a_gone_table_is_forgotten_and_does_not_hold_up_the_sweep(runtime: Runtime) -> None:
+    lifetime = TableLifetime(runtime, TableRepository(runtime), TableNews(runtime))
+    table = _lobby_table("expired", "willi-wacker", Status.WAITING, games_played=0)
+    table.created_at -= 60  # never started, long past its waiting limit
+    await TableRepository(runtime).add(table)
+    await runtime.redis.zadd(lifetime.key, {"gone": 1, table.table_id: 2})  # "gone" comes first
+    assert not await lifetime.sweep()  # only NotFound means gone; Busy would fail the sweep
+    assert await runtime.redis.zcard(lifetime.key) == 0
+    assert await TableRepository(runtime).list("willi-wacker", open_only=False, limit=10) == []
+
+
 async def test_a_running_game_is_looked_at_again_after_its_idle_deadline(runtime: Runtime) -> None:
     lifetime = TableLifetime(runtime, TableRepository(runtime), TableNews(runtime))
     table = _lobby_table("playing", "willi-wacker", Status.PLAYING, games_played=1)
@@ -270,7 +251,7 @@ async def waldi_table(clients: Sequence[StammtischClient], **options: int) -> st
 
 async def test_a_wie_waldi_table_has_a_round_time_limit_by_default(stack: dict[str, str],
                                                                     runtime: Runtime) -> None:
-    async with logged_in(stack, 2) as clients:
+    async with logged_in(Endpoints.of(stack), "P0", "P1") as clients:
         table_id = await waldi_table(clients)
         start = await clients[0].view(table_id)
         head = await TableStore(runtime, deadline_policy(0.0, IDLE)).head(table_id)
@@ -281,7 +262,7 @@ async def test_a_wie_waldi_table_has_a_round_time_limit_by_default(stack: dict[s
 
 async def test_a_wie_waldi_game_of_players_who_only_draw_ends_by_its_round_limits(
         stack: dict[str, str]) -> None:
-    async with logged_in(stack, 2) as clients:
+    async with logged_in(Endpoints.of(stack), "P0", "P1") as clients:
         table_id = await waldi_table(clients, round_seconds=1)
 
         async def only_draw(client: StammtischClient) -> None:

@@ -91,6 +91,10 @@ async def test_turn_clock_applies_exactly_one_default_with_two_workers(runtime: 
     # Four seats owed a discard with the same deadline: each got exactly one default.
     assert sorted(e["seat"] for e in timeouts) == [0, 1, 2, 3]
     assert sum(fired) == 4
+    # A default is the seat's action (CommitRecord.actor): the seat and the action are recorded.
+    defaults = [r for r in log if any(e["type"] == "timed_out" for e in r.events)]
+    assert [r.actor for r in defaults] == [r.events[0]["seat"] for r in defaults]
+    assert all(r.action is not None and r.action["type"] == "discard" for r in defaults)
     assert log[-1].game().view(None)["phase"] == "play"
 
 

@@ -16,12 +16,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from integration_helpers import close_all, seated_players
 
 from services.launch import LaunchedStack, launched_stack
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import StammtischClient, Update
-from tests.integration.play_support import seated_table, stack_endpoints
+from shared.sdk.client import Endpoints, StammtischClient, Update
 
 pytestmark = pytest.mark.integration
 TABLES = 4
@@ -47,7 +47,8 @@ def _answers_metrics(address: str, deadline: float) -> bool:
 
 
 async def _tables(stack: LaunchedStack) -> list[tuple[list[StammtischClient], str]]:
-    return [await seated_table(stack_endpoints(stack), "willi", SEATS) for _ in range(TABLES)]
+    return [await seated_players(Endpoints.of(stack.endpoints), "willi", SEATS, turn_seconds=0)
+            for _ in range(TABLES)]
 
 
 async def _finish(tables: list[tuple[list[StammtischClient], str]]) -> list[Update]:
@@ -58,7 +59,7 @@ async def _finish(tables: list[tuple[list[StammtischClient], str]]) -> list[Upda
 
 
 async def _close(tables: list[tuple[list[StammtischClient], str]]) -> None:
-    await asyncio.gather(*(client.close() for clients, _ in tables for client in clients))
+    await close_all([client for clients, _ in tables for client in clients])
 
 
 async def test_two_workers_share_the_ports_and_both_serve_whole_games(

@@ -1,11 +1,9 @@
-"""Helpers shared by the scoring tests (no tests of its own): publish results, query, wait."""
+"""Helpers shared by the scoring tests (not a test module): publish results, query the boards."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
@@ -65,20 +63,6 @@ async def scoring(address: str) -> AsyncIterator[Stub]:
 def consumed(outcome: str) -> float:
     """How many results this process's scoring consumers handled with ``outcome`` so far."""
     return REGISTRY.get_sample_value("stammtisch_results_consumed_total", {"outcome": outcome}) or 0.0
-
-
-async def wait_for(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll ``check`` (plain or async) until it returns something truthy; fail after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s (last: {value!r})")
-        await asyncio.sleep(0.02)
 
 
 async def table_results(stub: Stub, metadata: Metadata, table_id: str) -> list[scoring_pb2.GameResult]:

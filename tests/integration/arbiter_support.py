@@ -1,6 +1,7 @@
 """Two arbiter replicas, players spread over them, rigged tables and checks of what a table stored.
 
-No tests of its own. Tables the lobby starts are used wherever the deal does
+Not a test module (the helpers every integration test shares are in
+integration_helpers). Tables the lobby starts are used wherever the deal does
 not matter; a race needs a deal that puts the racing cards on top of the
 piles, so those tables are created directly in the table store (as the lobby
 would: ``TableStore.create`` plus ``Announcer.announce``).
@@ -16,6 +17,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import grpc
+from integration_helpers import log_in, same_player
 
 from shared.api.stammtisch.v1 import arbiter_pb2
 from shared.games.base import Game
@@ -27,36 +29,25 @@ from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient, Update, action_to_proto
 from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy
-from shared.tables.records import CommitRecord, TableMeta
+from shared.tables.records import TableMeta
 from shared.tables.store import TableStore
 
 SEATS = 4
 GAME = "wie-waldi"
 
 
-def endpoints(stack: Mapping[str, str], arbiter: str) -> Endpoints:
-    """The stack's services with the given arbiter replica."""
-    return Endpoints(stack["lobby"], stack["engine"], arbiter, stack["scoring"])
-
-
 async def players(stack: Mapping[str, str], arbiters: Sequence[str],
                   count: int = SEATS) -> list[StammtischClient]:
     """Logged-in clients; client i plays through arbiter replica ``i % len(arbiters)``."""
-    clients = [StammtischClient(endpoints(stack, arbiters[i % len(arbiters)])) for i in range(count)]
-    await asyncio.gather(*(client.login(f"P{i}") for i, client in enumerate(clients)))
-    return clients
+    return await log_in([Endpoints.of(stack, arbiter=arbiter) for arbiter in arbiters],
+                        *(f"P{i}" for i in range(count)))
 
 
-def twin(client: StammtischClient, stack: Mapping[str, str], arbiter: str) -> StammtischClient:
-    """The same player through another arbiter replica (a second device, or a reconnect)."""
-    other = StammtischClient(endpoints(stack, arbiter))
-    other.token, other.player_id, other.name = client.token, client.player_id, client.name
-    return other
-
-
-async def close_all(clients: Sequence[StammtischClient]) -> None:
-    """Close every client's channels."""
-    await asyncio.gather(*(client.close() for client in clients))
+def second_devices(clients: Sequence[StammtischClient], stack: Mapping[str, str],
+                   arbiters: Sequence[str]) -> list[StammtischClient]:
+    """Each player again, through the next arbiter replica (a second device, or a reconnect)."""
+    return [same_player(client, Endpoints.of(stack, arbiter=arbiters[(i + 1) % len(arbiters)]))
+            for i, client in enumerate(clients)]
 
 
 # -- tables created in the store -------------------------------------------------------------
@@ -132,15 +123,6 @@ async def following(client: StammtischClient, table_id: str,
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def until(probe: Any, timeout: float = 5.0) -> None:
-    """Wait until ``probe()`` is true (bounded)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not probe():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.01)
-
-
 # -- what the store holds --------------------------------------------------------------------
 
 
@@ -160,9 +142,3 @@ def card_places(state: Mapping[str, Any]) -> Counter[tuple[int, str]]:
     for seat, cards in enumerate(state["discarded"]):
         places.update((seat, card) for card in cards)
     return places
-
-
-async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
-    """Every commit of the table, oldest first."""
-    store = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds))
-    return await store.log_after(table_id, 0, limit=100_000)

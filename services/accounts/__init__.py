@@ -1,0 +1,1 @@
+"""Lasting accounts: device logins, refresh tokens, display names, export and deletion."""

@@ -1,0 +1,1 @@
+"""Finished games: the durable archive, each player's history, replays (HistoryService)."""

@@ -1,0 +1,123 @@
+"""The archiver: every finished game goes from the live Redis log into the archive stream.
+
+A durable JetStream consumer of ``<prefix>.results.*.game`` shared by all
+lobby replicas: each ``game_over`` result is handled by one of them, and
+acknowledged only once the game is archived and indexed. A replica that dies
+mid-way leaves the result unacknowledged, so another one redoes it after the
+ack wait; archiving is idempotent (store.py), so a redelivery or a result
+relayed twice stores nothing twice. The live keys live 7 days after a
+table's last commit (shared/tables/store.py), so the archiver has that long
+to catch up after an outage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig
+
+from services.history.store import ArchiveStore, table_reader
+from shared.errors import NotFound
+from shared.history.archive import ArchivedCommit, GameArchive
+from shared.logs import get_logger
+from shared.runtime import Runtime, results_stream
+from shared.tables.records import CommitRecord
+from shared.tables.store import TableStore
+
+log = get_logger("history.archiver")
+
+DURABLE = "history-archive"
+RETRY_SECONDS = 2.0
+ACK_WAIT_SECONDS = 30.0
+#: Log entries read per round trip while walking back to the game's start.
+BATCH = 200
+
+
+async def game_records(store: TableStore, table_id: str, game_no: int, last_seq: int) -> list[CommitRecord]:
+    """The commits of one game, oldest first: back from its last one to its ``game_started``."""
+    found: list[CommitRecord] = []
+    high = f"{last_seq}-0"
+    while True:
+        entries = await store.redis.xrevrange(store.key(table_id, "log"), high, "-", count=BATCH)
+        for _id, fields in entries:
+            record = CommitRecord.decode(fields[b"rec"])
+            if record.meta.game_no != game_no:
+                continue
+            found.append(record)
+            if record.events and record.events[0].get("type") == "game_started":
+                return found[::-1]
+        if len(entries) < BATCH:
+            raise LookupError(f"the log of table {table_id!r} no longer holds the start of game {game_no}")
+        high = f"({entries[-1][0].decode()}"
+
+
+def archive_of(records: list[CommitRecord]) -> GameArchive:
+    """One finished game's commits as its archive document."""
+    first = records[0]
+    meta = first.meta
+    started = first.events[0]
+    seats = [{"seat": seat["seat"], "player_id": seat.get("player_id") or "", "name": seat.get("name") or "",
+              "bot": seat.get("bot")} for seat in started.get("seats", [])]
+    return GameArchive(
+        table_id=meta.table_id, game=meta.game, game_no=meta.game_no, seat_count=len(meta.players),
+        seats=seats, options=meta.options, seed=meta.seed, salt=meta.salt,
+        commitment=str(started.get("commitment", "")),
+        commits=[ArchivedCommit(r.seq, r.at, r.actor, r.action, r.events, r.state, dict(r.meta.bots))
+                 for r in records])
+
+
+class Archiver:
+    """Archives each finished game from the results stream (a push consumer with a deliver group,
+    like the lobby's own results consumer)."""
+
+    def __init__(self, runtime: Runtime, archive: ArchiveStore) -> None:
+        self.runtime = runtime
+        self.archive = archive
+        self.tables = table_reader(runtime)
+        self._subscription: JetStreamContext.PushSubscription | None = None
+
+    async def start(self) -> None:
+        """Declare the archive stream and join the replicas' durable consumer."""
+        await self.archive.declare()
+        self._subscription = await self.runtime.js.subscribe(
+            self.runtime.subject_pattern("results", "*", "game"), queue=DURABLE, durable=DURABLE,
+            stream=results_stream(self.runtime.settings).name, cb=self._on_message, manual_ack=True,
+            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=ACK_WAIT_SECONDS))
+
+    async def stop(self) -> None:
+        """Stop receiving; what is unacknowledged goes to another replica after the ack wait."""
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+            self._subscription = None
+
+    async def archive_game(self, table_id: str, game_no: int, seq: int) -> bool:
+        """Archive the game that ended with commit ``seq``; False when it already was."""
+        records = await game_records(self.tables, table_id, game_no, seq)
+        fresh = await self.archive.put(archive_of(records))
+        log.info("game_archived" if fresh else "game_already_archived", table_id=table_id,
+                 game_no=game_no, commits=len(records))
+        return fresh
+
+    async def _on_message(self, msg: Msg) -> None:
+        try:
+            payload = json.loads(msg.data)
+            table_id, game_no, seq = str(payload["table_id"]), int(payload["game_no"]), int(payload["seq"])
+        except (ValueError, KeyError, TypeError):
+            log.error("bad_result_message", subject=msg.subject)
+            await msg.term()
+            return
+        try:
+            await self.archive_game(table_id, game_no, seq)
+        except (LookupError, NotFound) as err:
+            log.error("game_not_archivable", table_id=table_id, game_no=game_no, error=str(err))
+            await msg.term()
+            return
+        except Exception:
+            log.exception("archiving_failed", table_id=table_id, game_no=game_no)
+            await msg.nak(delay=RETRY_SECONDS)
+            return
+        await msg.ack()
