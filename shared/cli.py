@@ -91,16 +91,20 @@ def _winrate(args: argparse.Namespace) -> int:
     return winrate_main(args.game, args.seats, args.games, args.candidate, args.opponent)
 
 
-def _bench(_args: argparse.Namespace) -> int:
+def _bench(args: argparse.Namespace) -> int:
+    if args.soak:
+        from services.perf.soak import main as soak_main
+
+        return soak_main(args.workers, args.tables, args.streams)
     from services.perf.bench import main as bench_main
 
-    return bench_main()
+    return bench_main(args.workers)
 
 
 def _loadtest(args: argparse.Namespace) -> int:
     from services.perf.loadtest import main as loadtest_main
 
-    return loadtest_main(args.game, args.tables, args.seconds)
+    return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary)
 
 
 def _chaos(args: argparse.Namespace) -> int:
@@ -172,12 +176,21 @@ def build_parser() -> argparse.ArgumentParser:
     winrate.set_defaults(func=_winrate)
 
     bench = sub.add_parser("bench", help="engine, bare-cost and arbiter benchmarks; prints figures")
+    bench.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                       help="server processes of the multi-worker steps (default: one per core)")
+    bench.add_argument("--soak", action="store_true",
+                       help="instead: hold many live tables and open streams, print the servers' memory")
+    bench.add_argument("--tables", type=int, default=1000, help="--soak: live tables")
+    bench.add_argument("--streams", type=int, default=4000, help="--soak: open streams")
     bench.set_defaults(func=_bench)
 
     load = sub.add_parser("loadtest", help="a tournament of bot clients through the full stack")
     load.add_argument("--game", default="willi", choices=games)
     load.add_argument("--tables", type=int, default=25)
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
+    load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
+    load.add_argument("--unary", action="store_true",
+                      help="bots act by unary Act calls next to Subscribe, not over Play streams")
     load.set_defaults(func=_loadtest)
 
     chaos = sub.add_parser("chaos", help="play tables while a seeded schedule SIGKILLs every kind "

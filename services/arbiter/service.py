@@ -64,6 +64,7 @@ class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
     async def Play(self, request_iterator: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest],  # type: ignore[override]
                    context: grpc.aio.ServicerContext,
                    ) -> AsyncIterator[arbiter_pb2.ArbiterServicePlayResponse]:
+        await context.send_initial_metadata(())  # the call is accepted: clients may write (PlayStream)
         async for item in self.play.play_stream(caller(), _steps(request_iterator)):
             yield play_response(item, arbiter_pb2.ArbiterServicePlayResponse)
 

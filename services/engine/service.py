@@ -36,6 +36,7 @@ class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
 
     async def Play(self, request_iterator: AsyncIterator[engine_pb2.PlayRequest],  # type: ignore[override]
                    context: grpc.aio.ServicerContext) -> AsyncIterator[engine_pb2.PlayResponse]:
+        await context.send_initial_metadata(())  # the call is accepted: clients may write (PlayStream)
         async for item in self.play.play_stream(caller(), _steps(request_iterator)):
             yield play_response(item, engine_pb2.PlayResponse)
 

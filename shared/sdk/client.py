@@ -221,6 +221,9 @@ class PlayStream:
         """One call: open it after the last seq seen, resend unanswered actions, then read."""
         stub = self.client.arbiter if self._realtime else self.client.engine
         call = stub.Play(metadata=self.client.auth)
+        # The server sends its headers once it accepts the call. A write racing a refusal
+        # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
+        await call.initial_metadata()
         await call.write(self._request(after_seq=self.last_seq))
         self._call = call
         for request, _answered in list(self._pending.values()):
@@ -246,6 +249,9 @@ class PlayStream:
 
 class StammtischClient:
     """A logged-in (or about to log in) player's connection to every service."""
+
+    #: What :meth:`play` opens (a subclass may time or log its actions).
+    play_stream_class = PlayStream
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
@@ -462,7 +468,7 @@ class StammtischClient:
     @contextlib.asynccontextmanager
     async def play(self, table_id: str, after_seq: int = 0) -> AsyncIterator[PlayStream]:
         """A Play stream on the table for the block: updates after ``after_seq`` and actions."""
-        stream = PlayStream(self, table_id, after_seq, await self._on_arbiter(table_id))
+        stream = self.play_stream_class(self, table_id, after_seq, await self._on_arbiter(table_id))
         try:
             yield stream
         finally:

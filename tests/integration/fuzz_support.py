@@ -512,10 +512,12 @@ class Sender:
                                           response_deserializer=deserializer)(
                     request.payload, metadata=metadata, timeout=request.timeout)
                 return "OK", "", True
-            if request.rpc.client_streaming:
+            if request.rpc.client_streaming:  # written once accepted, as the SDK's PlayStream does
                 call: Any = channel.stream_stream(request.rpc.path, request_serializer=serializer,
                                                   response_deserializer=deserializer)(
-                    iter([request.payload]), metadata=metadata, timeout=request.timeout)
+                    metadata=metadata, timeout=request.timeout)
+                await call.initial_metadata()
+                await call.write(request.payload)
             else:
                 call = channel.unary_stream(request.rpc.path, request_serializer=serializer,
                                             response_deserializer=deserializer)(

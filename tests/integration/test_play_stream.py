@@ -43,6 +43,7 @@ class RawPlay:
         self.after_seq = after_seq
 
     async def open(self) -> RawPlay:
+        await self.call.initial_metadata()
         await self.call.write(engine_pb2.PlayRequest(table_id=self.table_id, after_seq=self.after_seq))
         return self
 
