@@ -192,9 +192,9 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
 
     async def _fail(self, context: grpc.aio.ServicerContext, exc: Exception) -> None:
         """Turn an exception into the call's status (context.abort raises)."""
+        if context.done():  # the client is gone: a status sent now fails inside grpc (a traceback),
+            raise asyncio.CancelledError  # and a handler's own abort that failed is no crash
         code, message, trailers = self._status_of(exc)
-        if context.done():  # the client is gone: a status sent now fails inside grpc (a traceback)
-            raise asyncio.CancelledError
         try:
             await context.abort(code, message, trailing_metadata=trailers)
         except grpc.aio.AbortError:

@@ -224,10 +224,13 @@ class PlayStream:
         # The server sends its headers once it accepts the call. A write racing a refusal
         # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
         await call.initial_metadata()
-        await call.write(self._request(after_seq=self.last_seq))
-        self._call = call
-        for request, _answered in list(self._pending.values()):
-            await call.write(request)
+        try:
+            await call.write(self._request(after_seq=self.last_seq))
+            self._call = call
+            for request, _answered in list(self._pending.values()):
+                await call.write(request)
+        except asyncio.InvalidStateError:
+            pass  # the call has ended already: the read below raises its status
         while (reply := await call.read()) is not grpc.aio.EOF:
             if reply.HasField("update"):
                 update = Update.from_proto(reply.update)

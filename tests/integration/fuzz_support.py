@@ -517,7 +517,8 @@ class Sender:
                                                   response_deserializer=deserializer)(
                     metadata=metadata, timeout=request.timeout)
                 await call.initial_metadata()
-                await call.write(request.payload)
+                with contextlib.suppress(asyncio.InvalidStateError):  # refused: the read raises its status
+                    await call.write(request.payload)
             else:
                 call = channel.unary_stream(request.rpc.path, request_serializer=serializer,
                                             response_deserializer=deserializer)(
