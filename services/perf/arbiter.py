@@ -157,6 +157,8 @@ class BotSeat:
                                   refusal.code))
             return False
         self.sent.append(Sent(self.seat, action, round_no, started, time.perf_counter(), seq))
+        if self._stream is not None:
+            await self.caught_up(seq)  # decide on the view with this action in it, as a reply gives
         return True
 
     async def caught_up(self, seq: int, timeout: float = 5.0) -> None:
