@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 import grpc
 import structlog
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.base import Service
+from services.tableupdates import UpdateCache
 from shared.api.stammtisch.v1 import common_pb2, errors_pb2
 from shared.config import Settings
 from shared.games.base import Game
@@ -39,16 +37,13 @@ from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, clipped, invalid, precondition, rule_code_to_proto
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
-from shared.tables.clocks import CLOSED_IDLE, ClockWorker, check_open, deadline_policy, shown_deadlines
+from shared.tables.clocks import CLOSED_IDLE, ClockWorker, check_open, deadline_policy
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
 from shared.tasks import not_cancelled
 
 MAX_ACTION_ID = 64
-SPECTATOR = -1
-#: The seat of a deadline that is the whole table's (a round time limit).
-WHOLE_TABLE = -1
 _SCALARS = ("card", "tricks", "suit", "text", "pile", "dog", "at", "tray", "give", "take")
 
 #: A service's own check of the head an action is about to be applied to (raises RuleError).
@@ -95,12 +90,6 @@ def _bind(table_id: str) -> None:
     structlog.contextvars.bind_contextvars(table_id=check_table_id(table_id))
 
 
-def _timestamp(at: float) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromNanoseconds(int(at * 1e9))
-    return stamp
-
-
 class TableTurns:
     """A first-come-first-served lock per table, kept only while someone holds or waits for it.
 
@@ -144,34 +133,12 @@ class TablePlay:
         self.feeds = TableFeeds(runtime, self.store)
         self.clocks = [ClockWorker(self.store, game, self.announcer.announce) for game in
                        sorted({self.store.clocks_key(g): g for g in games}.values())]
-        self._games: OrderedDict[tuple[str, int], Game] = OrderedDict()
+        self.updates = UpdateCache()
         self._turns = TableTurns()
 
-    # -- shaping what a seat receives ----------------------------------------------
-
-    def _game_at(self, record: CommitRecord) -> Game:
-        """The engine at a commit, cached: many streams of one table share each restore."""
-        key = (record.meta.table_id, record.seq)
-        game = self._games.get(key)
-        if game is None:
-            game = record.game()
-            self._games[key] = game
-            if len(self._games) > 512:
-                self._games.popitem(last=False)
-        return game
-
     def update_for(self, record: CommitRecord, seat: int | None) -> common_pb2.TableUpdate:
-        """One commit as ``seat`` sees it (None: a spectator); views come from the engine only."""
-        view = self._game_at(record).view(seat)
-        return common_pb2.TableUpdate(
-            table_id=record.meta.table_id, seq=record.seq,
-            events=[common_pb2.Event(type=str(e.get("type", "")), data_json=json.dumps(e))
-                    for e in record.events],
-            view_json=json.dumps(view), committed_at=_timestamp(record.at),
-            deadlines=[common_pb2.Deadline(seat=int(k) if k.isdigit() else WHOLE_TABLE,
-                                           expires_at=_timestamp(at))
-                       for k, at in sorted(shown_deadlines(record.deadlines).items())],
-            seat=SPECTATOR if seat is None else seat)
+        """One commit as ``seat`` sees it (None: a spectator), shared with every caller of that seat."""
+        return self.updates.of(record).update(seat)
 
     # -- who is asking --------------------------------------------------------------
 
@@ -203,9 +170,10 @@ class TablePlay:
                              ) -> tuple[dict[str, Any], CommitRecord | None]:
         """The action's answer and, when at hand, the commit that applied it."""
         game_name = ""
+        applied: Game | None = None
 
         def change(head: CommitRecord | None) -> Change:
-            nonlocal game_name
+            nonlocal game_name, applied
             assert head is not None
             self._check_game(head)
             check_open(head)
@@ -217,7 +185,7 @@ class TablePlay:
                 raise precondition("a bot plays your seat now; join the table again to take it back")
             if guard is not None:
                 guard(head)
-            game = head.game()
+            game = applied = head.game()
             events = game.apply(seat, action)
             return Change(game, events, head.meta, seat, dict(action))
 
@@ -226,6 +194,9 @@ class TablePlay:
                 record, answer = await self.store.commit(table_id, change, act_key)
                 if answer is None:
                     assert record is not None
+                    # The engine this commit computed: the reply and this process's streams make
+                    # their views from it instead of restoring it from the record again.
+                    self.updates.of(record, applied)
                     await self.announcer.announce(record)  # in commit order; never raises
         except RuleError as err:
             ACTIONS.labels(game_name, "refused", err.code.value).inc()

@@ -26,6 +26,7 @@ from typing import Any
 
 import grpc
 import structlog
+from grpc._cython.cygrpc import ExecuteBatchError
 
 from shared.errors import Refusal
 from shared.games.errors import RuleError
@@ -192,8 +193,10 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
 
     async def _fail(self, context: grpc.aio.ServicerContext, exc: Exception) -> None:
         """Turn an exception into the call's status (context.abort raises)."""
-        if context.done():  # the client is gone: a status sent now fails inside grpc (a traceback),
-            raise asyncio.CancelledError  # and a handler's own abort that failed is no crash
+        if context.done() or isinstance(exc, ExecuteBatchError):
+            # The client is gone (a handler's own abort failed, or a status sent now would):
+            # the call ends as cancelled, without a traceback.
+            raise asyncio.CancelledError
         code, message, trailers = self._status_of(exc)
         try:
             await context.abort(code, message, trailing_metadata=trailers)

@@ -27,7 +27,7 @@ from shared.api.stammtisch.v1 import (
     lobby_pb2_grpc,
     scoring_pb2_grpc,
 )
-from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES
+from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES, Settings
 from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
@@ -71,8 +71,10 @@ class Endpoints:
 
     @classmethod
     def on_host(cls, host: str) -> Endpoints:
-        """The default ports on another host."""
-        return cls(*(f"{host}:{DEFAULT_PORTS[n]}" for n in SERVICES))
+        """The services on a host, at the ports STAMMTISCH_*_PORT names (as `stammtisch up`
+        reads them), else the default ports."""
+        ports = Settings.from_env().ports
+        return cls(*(f"{host}:{ports[n]}" for n in SERVICES))
 
     @classmethod
     def of(cls, addresses: Mapping[str, str], **replicas: str) -> Endpoints:

@@ -20,7 +20,7 @@ from shared.history.verify import verify
 from shared.rpc.games import GAME_NAMES
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.device import login_from_file
-from shared.sdk.render import describe_event
+from shared.sdk.phrases import Seats, event_line
 
 
 async def _client(endpoints: Endpoints, device: str | None) -> StammtischClient:
@@ -54,12 +54,13 @@ def playback(reply: history_pb2.GetReplayResponse, out: TextIO, delay: float = 0
              for seat in archive.seats}
     print(f"{archive.game} · table {archive.table_id} · game {archive.game_no} · "
           + ", ".join(f"seat {seat}: {name}" for seat, name in names.items()), file=out)
+    seats = Seats([names.get(seat, "-") for seat in range(max(names, default=-1) + 1)], None)
     print(f"commitment (published at the start): {archive.commitment}", file=out)
     cls = engine_class(archive.game)
     print(f"the deal: {_shown(cls.from_dict(archive.commits[0].state).summary())}", file=out)
     for commit in archive.commits[1:]:
         who = "server" if commit.actor is None else f"seat {commit.actor} ({names.get(commit.actor, '?')})"
-        lines = "; ".join(describe_event(event, -1) for event in commit.events)
+        lines = "; ".join(event_line(event, seats, archive.game) for event in commit.events)
         action = f" {commit.action}" if commit.action else ""
         print(f"#{commit.seq} {who}{action}: {lines}", file=out)
         if delay:

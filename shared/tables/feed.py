@@ -20,6 +20,8 @@ from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
 
 QUEUE_SIZE = 256
+#: Commits read from the log per round trip while a stream catches up.
+LOG_PAGE = 1000
 #: With no news for this long, a stream checks the log itself (heals lost messages).
 IDLE_CHECK_SECONDS = 2.0
 
@@ -55,7 +57,7 @@ class TableFeeds:
 
     def _deliver(self, table_id: str) -> Any:
         async def callback(msg: Msg) -> None:
-            record = CommitRecord.decode(msg.data)
+            record = self.store.known(table_id, msg.data)  # this process's own commits: no decode
             for queue in self._queues.get(table_id, ()):
                 with contextlib.suppress(asyncio.QueueFull):
                     queue.put_nowait(record)  # a full queue heals from the log
@@ -68,9 +70,12 @@ class TableFeeds:
             read_log = True
             while True:
                 if read_log:
-                    for record in await self.store.log_after(table_id, last):
+                    page = await self.store.log_after(table_id, last, LOG_PAGE)
+                    for record in page:
                         yield record
                         last = record.seq
+                    if len(page) == LOG_PAGE:
+                        continue  # more of the log waits: read on instead of waiting for news
                 try:
                     # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result
                     # instead of raising when a cancellation arrives together with it, and the

@@ -1,16 +1,17 @@
 """What one commit stores: the table's new state, its public events and its meta.
 
-Records are JSON compressed with zlib: the full engine state is kept per
-commit so that any replica can rebuild any seat's view at any sequence
+Records are JSON (orjson) compressed with zlib: the full engine state is kept
+per commit so that any replica can rebuild any seat's view at any sequence
 number (resuming clients, retried actions) without replaying the game.
 """
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+import orjson
 
 from shared.games.base import Event, Game
 from shared.games.registry import engine_class
@@ -74,12 +75,19 @@ class CommitRecord:
             # the whole engine state.
             data = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
             data["meta"] = asdict(self.meta)
-            self._blob = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 1)
+            self._blob = zlib.compress(dumps(data), 1)
         return self._blob
 
     @classmethod
     def decode(cls, blob: bytes) -> CommitRecord:
-        """Inverse of :meth:`encode`."""
-        data = json.loads(zlib.decompress(blob))
+        """Inverse of :meth:`encode`; the record keeps ``blob``, so it is never encoded again."""
+        data = orjson.loads(zlib.decompress(blob))
         data["meta"] = TableMeta(**data["meta"])
-        return cls(**data)
+        record = cls(**data)
+        record._blob = blob
+        return record
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON of plain data, as the json module would write it (int keys become strings)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)

@@ -9,11 +9,13 @@ table's order, whichever replica made them.
 
 from __future__ import annotations
 
-import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from shared.errors import Busy, NotFound
 from shared.games.base import Game
@@ -22,13 +24,15 @@ from shared.games.errors import RuleError
 from shared.logs import get_logger
 from shared.metrics import COMMIT_RETRIES
 from shared.runtime import Runtime
-from shared.tables.records import CommitRecord, TableMeta
+from shared.tables.records import CommitRecord, TableMeta, dumps
 
 log = get_logger("store")
 
 #: How long a table's keys live after its last commit.
 TABLE_TTL_MS = 7 * 86_400 * 1000
 MAX_ATTEMPTS = 50
+#: Tables whose newest decoded head this process keeps (see TableStore.known).
+KNOWN_HEADS = 4096
 
 _COMMIT = """
 -- KEYS: head, log, acts, clocks, outbox, live
@@ -90,6 +94,31 @@ class TableStore:
         self.redis = runtime.redis
         self.deadlines = deadlines
         self._script = self.redis.register_script(_COMMIT)
+        self._heads: OrderedDict[str, CommitRecord] = OrderedDict()
+
+    def known(self, table_id: str, blob: bytes) -> CommitRecord:
+        """The record stored as ``blob``, decoded once per process.
+
+        Each commit reaches a process several times as the same bytes (its
+        committer's head, the next action's head read, the NATS announcement):
+        comparing bytes with the last head this process saw is far cheaper
+        than decompressing and parsing the whole state again.
+        """
+        head = self._heads.get(table_id)
+        if head is None or head.encode() != blob:
+            head = CommitRecord.decode(blob)
+            self._remember(head)
+        return head
+
+    def _remember(self, record: CommitRecord) -> None:
+        """Keep ``record`` as its table's newest known head (records are never changed)."""
+        table_id = record.meta.table_id
+        known = self._heads.get(table_id)
+        if known is None or known.seq <= record.seq:
+            self._heads[table_id] = record
+            self._heads.move_to_end(table_id)
+            if len(self._heads) > KNOWN_HEADS:
+                self._heads.popitem(last=False)
 
     def key(self, table_id: str, part: str) -> str:
         """A key of one table; the hash tag keeps a table's keys in one cluster slot."""
@@ -122,7 +151,7 @@ class TableStore:
         blob = await self.redis.hget(self.key(table_id, "head"), "rec")
         if blob is None:
             raise NotFound(f"a game at table {table_id!r}")
-        return CommitRecord.decode(blob)
+        return self.known(table_id, blob)
 
     async def record(self, table_id: str, seq: int) -> CommitRecord:
         """The commit with this sequence number."""
@@ -140,13 +169,13 @@ class TableStore:
     async def answer(self, table_id: str, act_key: str) -> dict[str, Any] | None:
         """The stored answer to an action id, if it was already handled."""
         raw = await self.redis.hget(self.key(table_id, "acts"), act_key)
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(orjson.loads(raw))
 
     async def remember_refusal(self, table_id: str, act_key: str, err: RuleError) -> dict[str, Any]:
         """Store a refusal so a retried action id gets the same answer; returns the first answer."""
         answer = {"error": err.code.value, "message": err.message}
         key = self.key(table_id, "acts")
-        if not await self.redis.hsetnx(key, act_key, json.dumps(answer)):
+        if not await self.redis.hsetnx(key, act_key, dumps(answer)):
             stored = await self.answer(table_id, act_key)
             return stored or answer
         await self.redis.pexpire(key, TABLE_TTL_MS)
@@ -171,18 +200,33 @@ class TableStore:
     ) -> tuple[CommitRecord | None, dict[str, Any] | None]:
         """Apply ``change_fn`` to the newest head and commit it atomically.
 
-        Returns the committed record and None, or, when ``act_key`` was already
+        One round trip when this process made or saw the table's newest commit
+        (the usual case: a table's players are served by one process), two
+        otherwise. Returns the committed record and None, or, when ``act_key`` was already
         answered, the stored answer with the record that answered it (None for
         a stored refusal). Raises what
         ``change_fn`` raises (RuleError, NothingToDo) without committing.
         """
+        # The first attempt runs on the head this process last saw, without reading it: the
+        # script's compare-and-set (and its check of the action id) tells whether it was the
+        # newest. Only a head read from Redis may refuse, so a stale one is read again.
+        known = self._heads.get(table_id)
+        head: CommitRecord | None
         for attempt in range(MAX_ATTEMPTS):
-            head, stored = await self._read(table_id, act_key)
-            if stored is not None:
-                return await self._answered(table_id, stored)
-            if head is None and not allow_new:
-                raise NotFound(f"a game at table {table_id!r}")
-            change = change_fn(head)
+            unread = known is not None
+            if known is not None:
+                head, known = known, None
+                try:
+                    change = change_fn(head)
+                except Exception:  # noqa: BLE001 - judged again on the newest head below
+                    continue
+            else:
+                head, stored = await self._read(table_id, act_key)
+                if stored is not None:
+                    return await self._answered(table_id, stored)
+                if head is None and not allow_new:
+                    raise NotFound(f"a game at table {table_id!r}")
+                change = change_fn(head)
             now = time.time()
             seq = (head.seq if head else 0) + 1
             deadlines = self.deadlines(head, change, now)
@@ -193,15 +237,17 @@ class TableStore:
                 keys=[self.key(table_id, "head"), self.key(table_id, "log"),
                       self.key(table_id, "acts"), self.clocks_key(change.meta.game), self.outbox_key(),
                       self.live_key(change.meta.game)],
-                args=[seq - 1, record.encode(), act_key, json.dumps({"seq": seq}),
+                args=[seq - 1, record.encode(), act_key, dumps({"seq": seq}),
                       min(deadlines.values()) if deadlines else "", table_id,
                       "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS,
                       "1" if change.game.over or change.meta.closed else "0"])
             if status == b"ok":
+                self._remember(record)
                 return record, None
             if status == b"dup":
-                return await self._answered(table_id, dict(json.loads(value)))
-            COMMIT_RETRIES.labels(change.meta.game).inc()
+                return await self._answered(table_id, dict(orjson.loads(value)))
+            if not unread:  # a head read from Redis lost a race; an unread one was merely old
+                COMMIT_RETRIES.labels(change.meta.game).inc()
             log.debug("commit_conflict", table_id=table_id, attempt=attempt, seq=int(value))
         raise Busy(f"table {table_id!r} is busy; retry")
 
@@ -212,8 +258,8 @@ class TableStore:
             if act_key:
                 pipe.hget(self.key(table_id, "acts"), act_key)
             replies = await pipe.execute()
-        head = None if replies[0] is None else CommitRecord.decode(replies[0])
-        stored = None if not act_key or replies[1] is None else dict(json.loads(replies[1]))
+        head = None if replies[0] is None else self.known(table_id, replies[0])
+        stored = None if not act_key or replies[1] is None else dict(orjson.loads(replies[1]))
         return head, stored
 
     async def _answered(self, table_id: str,

@@ -8,10 +8,14 @@ import time
 
 import pytest
 
+from services.tableplay import TablePlay
+from shared.api.stammtisch.v1 import common_pb2
 from shared.config import Settings
-from shared.games.errors import RuleError
+from shared.games.errors import ErrorCode, RuleError
 from shared.games.registry import engine_class
+from shared.rpc.auth import Identity
 from shared.runtime import Runtime
+from shared.tables import feed
 from shared.tables.announce import Announcer
 from shared.tables.clocks import ClockWorker, deadline_policy
 from shared.tables.feed import TableFeeds
@@ -173,3 +177,71 @@ async def test_live_tables_count_running_games_only(runtime: Runtime) -> None:
         pass
     assert (await store.head("live2")).game().over
     assert await store.live_tables("willi") == 1
+
+
+def _no_change(head: CommitRecord | None) -> Change:
+    """A commit that changes nothing but the sequence number (cheap filler for a long log)."""
+    assert head is not None
+    return Change(head.game(), [], head.meta)
+
+
+async def test_catch_up_reads_every_log_page_without_waiting_for_news(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resume from seq 0 over a log longer than one page reads the pages back to back.
+
+    Before, the feed read one page (1,000 commits) and then waited for live
+    news or the idle check (2 s, raised here) before it read the next one.
+    """
+    monkeypatch.setattr(feed, "IDLE_CHECK_SECONDS", 60.0)
+    store = _store(runtime)
+    await _willi_table(store)
+    total = feed.LOG_PAGE + 5
+    for _ in range(total - 1):
+        await store.commit("t1", _no_change)
+    seen: list[int] = []
+
+    async def follow() -> None:
+        async for record in TableFeeds(runtime, store).commits("t1", 0):
+            seen.append(record.seq)
+            if len(seen) == total:
+                return
+
+    await asyncio.wait_for(follow(), 20)
+    assert seen == list(range(1, total + 1))
+
+
+async def test_a_stale_head_in_this_process_never_refuses_an_action(runtime: Runtime) -> None:
+    """The first attempt runs on the head this process last saw; a replica may have moved on.
+
+    The change below is valid only on the newest head: judged on the stale one it
+    would refuse, so the store must read the newest head and apply it there.
+    """
+    mine, other = _store(runtime), _store(runtime)
+    await _willi_table(mine)  # ``mine`` now knows seq 1
+    card = (await other.head("t1")).game().view(0)["hands"][0][0]
+    await other.commit("t1", _apply(0, {"type": "discard", "card": card}))  # seq 2 elsewhere
+
+    def only_on_the_newest(head: CommitRecord | None) -> Change:
+        assert head is not None
+        if head.seq != 2:
+            raise RuleError(ErrorCode.STALE, f"judged on seq {head.seq}")
+        return _no_change(head)
+
+    record, answer = await mine.commit("t1", only_on_the_newest, "p1:a1")
+    assert answer is None and record is not None and record.seq == 3
+    assert [r.seq for r in await mine.log_after("t1", 0)] == [1, 2, 3]
+
+
+async def test_act_answers_with_the_update_the_actors_stream_carries(
+        runtime: Runtime, settings: Settings) -> None:
+    """Act does not build the caller's update a second time: it is the one the stream sends."""
+    play = TablePlay(runtime, frozenset({"willi"}), "engine", settings)
+    await _willi_table(play.store)
+    card = (await play.store.head("t1")).game().view(1)["hands"][1][0]
+    who = Identity("p1", "p1", time.time() + 60)
+    reply = await play.act(who, "t1", "a1", common_pb2.Action(type="discard", card=card))
+    stream = aiter(play.subscribe(who, "t1", 1))
+    carried = await asyncio.wait_for(anext(stream), 5)
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert carried.seq == reply.seq == 2 and carried.seat == 1
+    assert carried is reply

@@ -1,0 +1,74 @@
+"""Real TableUpdates through the gRPC stack match the JSON Schemas of proto/schemas.
+
+The pure test (tests/games/test_schemas.py) checks the engines; this one checks
+what a phone actually receives: ``view_json`` as GetView and Subscribe send it,
+and every event of the stream, the table's own events (game_started) included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from shared.sdk.client import Endpoints, StammtischClient, Update
+from tests.integration.integration_helpers import close_all, play_one, seated_players
+
+pytestmark = pytest.mark.integration
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "proto" / "schemas"
+GAMES = ["willi", "willi-stich", "wie-waldi", "willi-wacker"]
+MOVES = 12
+
+
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((SCHEMAS / f"{name}.schema.json").read_text()))
+
+
+def _errors(validator: Draft202012Validator, instance: object) -> list[str]:
+    return [f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
+            for e in validator.iter_errors(instance)]
+
+
+async def _collect(client: StammtischClient, table_id: str, into: list[Update]) -> None:
+    async for update in client.updates(table_id):
+        into.append(update)
+
+
+@pytest.mark.parametrize("game", GAMES)
+async def test_view_json_and_events_of_a_short_real_game_match_the_schemas(
+        stack: Mapping[str, str], game: str) -> None:
+    clients, table_id = await seated_players(Endpoints.of(stack), game, 3)
+    streamed: list[Update] = []
+    watcher = asyncio.create_task(_collect(clients[1], table_id, streamed))
+    views: list[Update] = []
+    try:
+        rng = random.Random(7)
+        for _ in range(MOVES):
+            await play_one(clients, table_id, game, rng)
+            views += await asyncio.gather(*(client.view(table_id) for client in clients))
+        await asyncio.sleep(0.5)
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        await close_all(clients)
+    view_schema, game_events = _validator(f"{game}.view"), _validator(f"{game}.events")
+    table_events = _validator("table.events")
+    assert len(streamed) >= MOVES and views
+    for update in [*views, *streamed]:
+        assert update.view["game"] == game
+        assert not _errors(view_schema, update.view), (update.seq, _errors(view_schema, update.view))
+    kinds = set()
+    for update in streamed:
+        for event in update.events:
+            kinds.add(event["type"])
+            assert game_events.is_valid(event) or table_events.is_valid(event), (
+                event, _errors(game_events, event))
+    assert "game_started" in kinds and kinds - {"game_started"}
