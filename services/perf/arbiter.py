@@ -19,9 +19,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
+
 from services.perf.stats import Samples
 from shared.games.waldi.bots import HeuristicBot
-from shared.sdk.client import Endpoints, PlayStream, RefusedAction, StammtischClient, Update
+from shared.sdk.client import RETRYABLE, Endpoints, PlayStream, RefusedAction, StammtischClient, Update
 
 GAME = "wie-waldi"
 SEATS = 4
@@ -130,7 +132,11 @@ class BotSeat:
                 try:
                     await asyncio.wait_for(self._changed.wait(), IDLE_SECONDS)
                 except TimeoutError:
-                    self._take(await self.client.view(self.table_id))
+                    try:
+                        self._take(await self.client.view(self.table_id))
+                    except grpc.aio.AioRpcError as err:
+                        if err.code() not in RETRYABLE:  # an overloaded server: look again later
+                            raise
                     refused_at = -1
                 continue
             if not await self._act(current):
