@@ -23,6 +23,7 @@ from shared.localinfra import free_port
 
 STAMMTISCH = str(Path(sys.executable).parent / "stammtisch")
 _ENDPOINT = re.compile(r"\s+(\w+)\s+(?:grpc|http|redis|nats)://(\S+)")
+_WORKERS = re.compile(r"Stammtisch is up \(\d+ workers?, pid ([\d, ]+)\)")
 
 
 @dataclass
@@ -37,6 +38,8 @@ class LaunchedStack:
     process: subprocess.Popen[str]
     endpoints: dict[str, str]
     log_path: Path
+    #: The server processes' pids: the stack's own, or its workers' (``--workers N``).
+    pids: list[int]
     _drain: threading.Thread | None = None
 
     def stop(self, timeout: float = 30.0) -> str:
@@ -75,25 +78,32 @@ def stack_env(overrides: Mapping[str, str], data_dir: Path) -> dict[str, str]:
             "STAMMTISCH_DATA_DIR": str(data_dir), "STAMMTISCH_GRACE_SECONDS": "1", **overrides}
 
 
-def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 60.0) -> LaunchedStack:
-    """Launch and wait for the 'Press Ctrl-C' line; endpoints by name (lobby, metrics, redis...)."""
+def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 60.0,
+                workers: int = 1) -> LaunchedStack:
+    """Launch and wait for the 'Press Ctrl-C' line; endpoints by name (lobby, metrics, redis...;
+    with several workers, ``metrics2`` and on are the other workers' metrics)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "stack.log"
     with log_path.open("w") as log:
-        process = subprocess.Popen([STAMMTISCH, "up"], env=stack_env(overrides, data_dir),
-                                   stdout=subprocess.PIPE, stderr=log, text=True)
+        process = subprocess.Popen([STAMMTISCH, "up", "--workers", str(workers)],
+                                   env=stack_env(overrides, data_dir), stdout=subprocess.PIPE,
+                                   stderr=log, text=True)
     endpoints: dict[str, str] = {}
+    pids: list[int] = []
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:
             break
+        workers_line = _WORKERS.match(line)
+        if workers_line:
+            pids = [int(pid) for pid in workers_line.group(1).split(",")]
         found = _ENDPOINT.match(line)
         if found:
             endpoints[found.group(1)] = found.group(2)
         if line.startswith("Press Ctrl-C"):
-            return LaunchedStack(process, endpoints, log_path,
+            return LaunchedStack(process, endpoints, log_path, pids,
                                  _drain_stdout(process, data_dir / "stdout.log"))
     process.kill()
     process.communicate()
@@ -101,9 +111,10 @@ def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 6
 
 
 @contextlib.contextmanager
-def launched_stack(overrides: Mapping[str, str], data_dir: Path) -> Iterator[LaunchedStack]:
+def launched_stack(overrides: Mapping[str, str], data_dir: Path,
+                   workers: int = 1) -> Iterator[LaunchedStack]:
     """A stack for the duration of the block."""
-    stack = start_stack(overrides, data_dir)
+    stack = start_stack(overrides, data_dir, workers=workers)
     try:
         yield stack
     finally:

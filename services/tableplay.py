@@ -1,4 +1,4 @@
-"""Act, GetView and Subscribe over the table store: shared by the engine and the arbiter.
+"""Act, GetView, Subscribe and Play over the table store: shared by the engine and the arbiter.
 
 The two services differ only in which games they serve (and their proto
 message classes); everything about playing a table lives here once.
@@ -9,15 +9,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
 
 import grpc
 import structlog
 
 from services.base import Service
 from services.tableupdates import UpdateCache
-from shared.api.stammtisch.v1 import common_pb2
+from shared.api.stammtisch.v1 import common_pb2, errors_pb2
 from shared.config import Settings
 from shared.games.base import Game
 from shared.games.errors import ErrorCode, RuleError
@@ -33,7 +34,7 @@ from shared.metrics import (
     count_from_zero,
 )
 from shared.rpc.auth import Identity
-from shared.rpc.errors import ServiceError, invalid, precondition
+from shared.rpc.errors import ServiceError, clipped, invalid, precondition, rule_code_to_proto
 from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import CLOSED_IDLE, ClockWorker, check_open, deadline_policy
@@ -47,6 +48,26 @@ _SCALARS = ("card", "tricks", "suit", "text", "pile", "dog", "at", "tray", "give
 
 #: A service's own check of the head an action is about to be applied to (raises RuleError).
 Guard = Callable[[CommitRecord], None]
+#: How many messages a Play stream holds for a slow client before it stops reading its feed.
+PLAY_BUFFER = 64
+
+
+@dataclass(frozen=True)
+class PlayStep:
+    """One message of a Play stream, whichever service's proto it came in."""
+
+    table_id: str
+    after_seq: int
+    action_id: str
+    action: common_pb2.Action | None
+    guard: Guard | None = None
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """A Play stream's helper task finished: how (None: normally)."""
+
+    error: Exception | None
 
 
 def action_from_proto(action: common_pb2.Action) -> dict[str, Any]:
@@ -139,11 +160,9 @@ class TablePlay:
         atomic commit, and may refuse it before the rules do.
         """
         _bind(table_id)
-        if not 1 <= len(action_id) <= MAX_ACTION_ID:
-            raise invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
-        action = action_from_proto(action_pb)
-        answer, record = await self._commit_action(who, table_id, f"{who.player_id}:{action_id}",
-                                                   action, guard)
+        act_key = _act_key(who, action_id)
+        answer, record = await self._commit_action(who, table_id, act_key, action_from_proto(action_pb),
+                                                   guard)
         return await self._reply(who, table_id, answer, record)
 
     async def _commit_action(self, who: Identity, table_id: str, act_key: str,
@@ -223,6 +242,100 @@ class TablePlay:
                     yield update
         finally:
             OPEN_STREAMS.labels(self.service).dec()
+
+
+    async def play_stream(self, who: Identity, steps: AsyncIterator[PlayStep],
+                          ) -> AsyncIterator[common_pb2.TableUpdate | common_pb2.PlayAnswer]:
+        """Subscribe and act on one stream: the first step names the table and ``after_seq``;
+        updates come as in :meth:`subscribe`, and each action step gets one answer, in order.
+
+        Two tasks feed one bounded queue: one follows the table, one applies the
+        client's actions one after another (exactly once per action id, as Act).
+        A refusal is an answer; anything else either task raises ends the stream
+        with its status. When the client stops sending, the updates go on.
+        """
+        first = await anext(steps, None)
+        if first is None:
+            return
+        table_id = first.table_id
+        _bind(table_id)
+        out: asyncio.Queue[common_pb2.TableUpdate | common_pb2.PlayAnswer | _Ended] = \
+            asyncio.Queue(PLAY_BUFFER)
+
+        async def follow() -> None:
+            updates = cast(AsyncGenerator[common_pb2.TableUpdate, None],
+                           self.subscribe(who, table_id, first.after_seq))
+            async with contextlib.aclosing(updates):
+                async for update in updates:
+                    await out.put(update)
+
+        async def answer_all() -> None:
+            step: PlayStep | None = first
+            while step is not None:
+                if step.table_id not in ("", table_id):
+                    raise invalid(f"this Play stream plays table {table_id!r}, not {step.table_id!r}")
+                if step.action is not None or step.action_id:
+                    await out.put(await self._answer(who, table_id, step))
+                step = await anext(steps, None)
+
+        async def reporting(work: Callable[[], Any], ends_stream: bool) -> None:
+            try:
+                await work()
+            except Exception as exc:  # noqa: BLE001 - handed to the stream, which raises it
+                await out.put(_Ended(exc))
+                return
+            if ends_stream:
+                await out.put(_Ended(None))
+
+        tasks = [asyncio.create_task(reporting(follow, True), name="play-follow"),
+                 asyncio.create_task(reporting(answer_all, False), name="play-actions")]
+        try:
+            while True:
+                item = await out.get()
+                if isinstance(item, _Ended):
+                    if item.error is not None:
+                        raise item.error
+                    return
+                yield item
+        finally:
+            await _stop_all(tasks)
+
+    async def _answer(self, who: Identity, table_id: str, step: PlayStep) -> common_pb2.PlayAnswer:
+        """Apply one action of a Play stream; the refusal, if any, is the answer."""
+        act_key = _act_key(who, step.action_id)
+        try:
+            action = action_from_proto(step.action or common_pb2.Action())
+        except RuleError as err:
+            answer: Mapping[str, Any] = {"error": err.code.value, "message": err.message}
+        else:
+            answer, _record = await self._commit_action(who, table_id, act_key, action, step.guard)
+        if "error" in answer:
+            return common_pb2.PlayAnswer(action_id=step.action_id, refused=errors_pb2.RuleViolation(
+                code=rule_code_to_proto(ErrorCode(answer["error"])),
+                message=clipped(str(answer.get("message", "")))))
+        return common_pb2.PlayAnswer(action_id=step.action_id, seq=int(answer["seq"]))
+
+
+def play_response(item: common_pb2.TableUpdate | common_pb2.PlayAnswer, response: type[Any]) -> Any:
+    """One item of :meth:`TablePlay.play_stream` as a service's Play response message."""
+    return response(update=item) if isinstance(item, common_pb2.TableUpdate) else response(answer=item)
+
+
+async def _stop_all(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel the tasks until they have ended. One cancellation can be lost inside a library
+    call (seen with a Play stream closed within milliseconds of its start: its feed task went
+    on waiting for commits), and a stream's helper must not outlive the stream."""
+    while pending := [task for task in tasks if not task.done()]:
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=0.1)
+
+
+def _act_key(who: Identity, action_id: str) -> str:
+    """The key an action's answer is remembered under (one per player and action id)."""
+    if not 1 <= len(action_id) <= MAX_ACTION_ID:
+        raise invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
+    return f"{who.player_id}:{action_id}"
 
 
 class PlayService(Service):

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import uvloop
 
 from services.runner import running_services, stop_on_signals
+from services.workers import Ready, WorkerPool, shared_ports
 from shared.config import Settings
 from shared.localinfra import LocalServer, Supervisor, answers, free_port, start_nats, start_redis
 from shared.logs import configure_logging, get_logger
@@ -49,37 +50,69 @@ def ensure_infra(settings: Settings, data_dir: Path) -> Iterator[Settings]:
             log.info("stopped_local_server", name=server.name)
 
 
+#: Called once the services are up, with what they serve: their ports and the metrics port.
+OnReady = Callable[[Ready], None]
+
+
 async def serve_until_stopped(settings: Settings, names: Sequence[str],
-                              announce: bool = False) -> None:
+                              on_ready: OnReady | None = None) -> None:
     """Run the services until SIGTERM/SIGINT, then shut down gracefully."""
     stop = stop_on_signals()
     metrics_port = serve_metrics(settings.metrics_port, settings.bind_host)
     async with running_services(settings, names) as running:
-        if announce:
-            host = settings.bind_host
-            print("Stammtisch is up:", flush=True)
-            for item in running:
-                print(f"  {item.service.name:<8} grpc://{host}:{item.port}  ({item.service.full_name})",
-                      flush=True)
-            print(f"  metrics  http://{host}:{metrics_port}/metrics", flush=True)
-            print(f"  redis    {settings.redis_url}\n  nats     {settings.nats_url}", flush=True)
-            print("Press Ctrl-C to stop.", flush=True)
+        if on_ready is not None:
+            on_ready({"services": [(item.service.name, item.port, item.service.full_name)
+                                   for item in running], "metrics_port": metrics_port})
         await stop.wait()
         log.info("stopping", reason="signal")
+
+
+def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:
+    """What `stammtisch up` serves, on stdout (services/launch.py reads it): the shared
+    service ports, then each worker's metrics port (``metrics``, ``metrics2``, ...)."""
+    host = settings.bind_host
+    pids = ", ".join(str(worker["pid"]) for worker in workers)
+    print(f"Stammtisch is up ({len(workers)} worker{'s' if len(workers) > 1 else ''}, pid {pids}):",
+          flush=True)
+    for name, port, full_name in workers[0]["services"]:
+        print(f"  {name:<8} grpc://{host}:{port}  ({full_name})", flush=True)
+    for number, worker in enumerate(workers, start=1):
+        label = "metrics" if number == 1 else f"metrics{number}"
+        print(f"  {label:<8} http://{host}:{worker['metrics_port']}/metrics  (pid {worker['pid']})",
+              flush=True)
+    print(f"  redis    {settings.redis_url}\n  nats     {settings.nats_url}", flush=True)
+    print("Press Ctrl-C to stop.", flush=True)
 
 
 def _prepare(settings: Settings) -> None:
     configure_logging(settings.log_level, settings.log_format)
 
 
-def up(names: Sequence[str]) -> int:
-    """The whole stack in one process, with Redis and NATS started if needed (on uvloop)."""
+def up(names: Sequence[str], workers: int = 1) -> int:
+    """The whole stack, with Redis and NATS started if needed (on uvloop): in this process,
+    or in ``workers`` forked processes sharing the ports (services/workers.py)."""
     settings = Settings.from_env()
     _prepare(settings)
     data_dir = Path(os.environ.get("STAMMTISCH_DATA_DIR", ".var")).resolve()
     settings = require_token_secret(with_local_secret(settings, data_dir))
     with ensure_infra(settings, data_dir) as ready:
-        uvloop.run(serve_until_stopped(ready, names, announce=True))
+        if workers <= 1:
+            uvloop.run(serve_until_stopped(ready, names, lambda info: print_banner(
+                ready, [{"pid": os.getpid(), **info}])))
+            return 0
+        shared, metrics_ports = shared_ports(ready, workers)
+
+        def body(worker_settings: Settings, report: OnReady) -> None:
+            uvloop.run(serve_until_stopped(worker_settings, names, report))
+
+        pool = WorkerPool(body, shared, metrics_ports)
+        pool.stop_on_signals()
+        try:
+            print_banner(shared, pool.start())
+            pool.supervise()
+        finally:
+            pool.stop(shared.grace_seconds + 10)
+        log.info("stopped", workers=workers)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from shared.games.catalog import CATALOGUE
@@ -39,7 +40,7 @@ def _history(args: argparse.Namespace) -> int:
 def _up(args: argparse.Namespace) -> int:
     from services.up import up
 
-    return up(args.service or SERVICES)
+    return up(args.service or SERVICES, args.workers)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -109,10 +110,14 @@ def _winrate(args: argparse.Namespace) -> int:
     return winrate_main(args.game, args.seats, args.games, args.candidate, args.opponent)
 
 
-def _bench(_args: argparse.Namespace) -> int:
+def _bench(args: argparse.Namespace) -> int:
+    if args.soak:
+        from services.perf.soak import main as soak_main
+
+        return soak_main(args.workers, args.tables, args.streams)
     from services.perf.bench import main as bench_main
 
-    return bench_main()
+    return bench_main(args.workers)
 
 
 def _loadtest(args: argparse.Namespace) -> int:
@@ -122,7 +127,7 @@ def _loadtest(args: argparse.Namespace) -> int:
         return tournament_main(args.players, args.seconds)
     from services.perf.loadtest import main as loadtest_main
 
-    return loadtest_main(args.game, args.tables, args.seconds)
+    return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary)
 
 
 def _chaos(args: argparse.Namespace) -> int:
@@ -151,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="run the whole stack (starts Redis/NATS if none answer)")
     up.add_argument("--service", action="append", choices=SERVICES,
                     help="only these services (repeatable); default: all")
+    up.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="server processes sharing the ports (default: one per core)")
     up.set_defaults(func=_up)
 
     serve = sub.add_parser("serve", help="run services against the configured Redis and NATS")
@@ -221,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
     winrate.set_defaults(func=_winrate)
 
     bench = sub.add_parser("bench", help="engine, bare-cost and arbiter benchmarks; prints figures")
+    bench.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                       help="server processes of the multi-worker steps (default: one per core)")
+    bench.add_argument("--soak", action="store_true",
+                       help="instead: hold many live tables and open streams, print the servers' memory")
+    bench.add_argument("--tables", type=int, default=1000, help="--soak: live tables")
+    bench.add_argument("--streams", type=int, default=4000, help="--soak: open streams")
     bench.set_defaults(func=_bench)
 
     load = sub.add_parser("loadtest", help="a tournament of bot clients through the full stack")
@@ -230,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--tournament", action="store_true",
                       help="bot entrants play a Willi Stich series and a Willi knockout")
     load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
+    load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
+    load.add_argument("--unary", action="store_true",
+                      help="bots act by unary Act calls next to Subscribe, not over Play streams")
     load.set_defaults(func=_loadtest)
 
     chaos = sub.add_parser("chaos", help="play tables while a seeded schedule SIGKILLs every kind "

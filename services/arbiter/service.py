@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from services.base import Service
-from services.tableplay import Guard, PlayService, TablePlay
+from services.tableplay import Guard, PlayService, PlayStep, TablePlay, play_response
 from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc
 from shared.games.catalog import played_by
 from shared.games.errors import ErrorCode, RuleError
@@ -60,6 +60,20 @@ class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
                         ) -> AsyncIterator[arbiter_pb2.ArbiterServiceSubscribeResponse]:
         async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
             yield arbiter_pb2.ArbiterServiceSubscribeResponse(update=update)
+
+    async def Play(self, request_iterator: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest],  # type: ignore[override]
+                   context: grpc.aio.ServicerContext,
+                   ) -> AsyncIterator[arbiter_pb2.ArbiterServicePlayResponse]:
+        await context.send_initial_metadata(())  # the call is accepted: clients may write (PlayStream)
+        async for item in self.play.play_stream(caller(), _steps(request_iterator)):
+            yield play_response(item, arbiter_pb2.ArbiterServicePlayResponse)
+
+
+async def _steps(requests: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest]) -> AsyncIterator[PlayStep]:
+    async for request in requests:
+        yield PlayStep(request.table_id, request.after_seq, request.action_id,
+                       request.action if request.HasField("action") else None,
+                       same_round(request.round) if request.HasField("round") else None)
 
 
 class ArbiterService(PlayService):

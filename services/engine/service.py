@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from services.base import Service
-from services.tableplay import PlayService, TablePlay
+from services.tableplay import PlayService, PlayStep, TablePlay, play_response
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.games.catalog import played_by
 from shared.rpc.auth import caller
@@ -33,6 +33,18 @@ class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
                         context: grpc.aio.ServicerContext) -> AsyncIterator[engine_pb2.SubscribeResponse]:
         async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
             yield engine_pb2.SubscribeResponse(update=update)
+
+    async def Play(self, request_iterator: AsyncIterator[engine_pb2.PlayRequest],  # type: ignore[override]
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[engine_pb2.PlayResponse]:
+        await context.send_initial_metadata(())  # the call is accepted: clients may write (PlayStream)
+        async for item in self.play.play_stream(caller(), _steps(request_iterator)):
+            yield play_response(item, engine_pb2.PlayResponse)
+
+
+async def _steps(requests: AsyncIterator[engine_pb2.PlayRequest]) -> AsyncIterator[PlayStep]:
+    async for request in requests:
+        yield PlayStep(request.table_id, request.after_seq, request.action_id,
+                       request.action if request.HasField("action") else None)
 
 
 class EngineService(PlayService):

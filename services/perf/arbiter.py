@@ -1,10 +1,12 @@
 """Wie Waldi tables of heuristic bot clients playing as fast as they can, over the real API.
 
 Each seat is one client with its own token: it follows its update stream and
-acts whenever its newest view offers something, one call at a time, sending
-the round it saw. Every call and every arrival is timed, so a run yields the
-actions per second, action -> answer and action -> the other players' event.
-The integration tests use the same clients and check what they recorded.
+acts whenever its newest view offers something, one action at a time, sending
+the round it saw: over one Play stream (``streamed``, the default of the
+bench), or by unary Act calls next to a Subscribe stream. Every action and
+every arrival is timed, so a run yields the actions per second, action ->
+answer and action -> the other players' event. The integration tests use
+the same clients and check what they recorded.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
+
 from services.perf.stats import Samples
 from shared.games.waldi.bots import HeuristicBot
-from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
+from shared.sdk.client import RETRYABLE, Endpoints, PlayStream, RefusedAction, StammtischClient, Update
 
 GAME = "wie-waldi"
 SEATS = 4
@@ -56,6 +60,10 @@ class BotSeat:
     #: ``resume_via`` (a drop and reconnect, possibly to another replica).
     resume_every: int | None = None
     resume_via: Sequence[StammtischClient] = ()
+    #: Act and follow over one Play stream (else unary Act plus Subscribe).
+    streamed: bool = False
+    #: Offered load: at most one action per this many seconds (0: as fast as it can).
+    pace_seconds: float = 0.0
     sent: list[Sent] = field(default_factory=list)
     #: Every seq the stream delivered, in order (a reconnect must add no gap, no duplicate).
     seen: list[int] = field(default_factory=list)
@@ -67,6 +75,8 @@ class BotSeat:
     def __post_init__(self) -> None:
         self.bot = HeuristicBot()
         self._changed = asyncio.Event()
+        self._stream: PlayStream | None = None
+        self._next_slot = 0.0
 
     # -- what the seat knows -------------------------------------------------------------
 
@@ -80,8 +90,19 @@ class BotSeat:
         capped = self.max_actions is not None and len(self.sent) >= self.max_actions
         return over or capped or time.perf_counter() >= until
 
+    def _arrived(self, update: Update) -> None:
+        self.arrivals.setdefault(update.seq, time.perf_counter())
+        self.seen.append(update.seq)
+        self._take(update)
+        self._changed.set()
+
     async def follow(self) -> None:
         """The update stream, forever; resumes from the last seq as configured."""
+        if self.streamed:
+            async with self.client.play(self.table_id, self.seen[-1] if self.seen else 0) as stream:
+                self._stream = stream
+                while True:
+                    self._arrived(await stream.next_update())
         sources = [self.client, *self.resume_via]
         while True:
             source = sources[self.reconnects % len(sources)]
@@ -90,10 +111,7 @@ class BotSeat:
             updates = source.updates(self.table_id, after)
             try:
                 async for update in updates:
-                    self.arrivals.setdefault(update.seq, time.perf_counter())
-                    self.seen.append(update.seq)
-                    self._take(update)
-                    self._changed.set()
+                    self._arrived(update)
                     count += 1
                     if self.resume_every and count >= self.resume_every:
                         break
@@ -108,12 +126,17 @@ class BotSeat:
         refused_at = -1
         while not self._done(until):
             current = self.latest
-            if current is None or not current.view.get("legal") or current.seq <= refused_at:
+            waiting = self.streamed and self._stream is None
+            if current is None or not current.view.get("legal") or current.seq <= refused_at or waiting:
                 self._changed.clear()
                 try:
                     await asyncio.wait_for(self._changed.wait(), IDLE_SECONDS)
                 except TimeoutError:
-                    self._take(await self.client.view(self.table_id))
+                    try:
+                        self._take(await self.client.view(self.table_id))
+                    except grpc.aio.AioRpcError as err:
+                        if err.code() not in RETRYABLE:  # an overloaded server: look again later
+                            raise
                     refused_at = -1
                 continue
             if not await self._act(current):
@@ -121,17 +144,27 @@ class BotSeat:
 
     async def _act(self, current: Update) -> bool:
         """One call; True when it was applied."""
+        if self.pace_seconds:
+            now = time.perf_counter()
+            await asyncio.sleep(max(0.0, self._next_slot - now))
+            self._next_slot = max(now, self._next_slot) + self.pace_seconds
         action = self.bot.choose(current.view, self.rng)
         round_no = int(current.view["round"])
         started = time.perf_counter()
         try:
-            update = await self.client.act(self.table_id, action, round_no=round_no)
+            if self._stream is not None:
+                seq = await self._stream.act(action, round_no=round_no)
+            else:
+                update = await self.client.act(self.table_id, action, round_no=round_no)
+                self._take(update)
+                seq = update.seq
         except RefusedAction as refusal:
             self.sent.append(Sent(self.seat, action, round_no, started, time.perf_counter(), None,
                                   refusal.code))
             return False
-        self.sent.append(Sent(self.seat, action, round_no, started, time.perf_counter(), update.seq))
-        self._take(update)
+        self.sent.append(Sent(self.seat, action, round_no, started, time.perf_counter(), seq))
+        if self._stream is not None:
+            await self.caught_up(seq)  # decide on the view with this action in it, as a reply gives
         return True
 
     async def caught_up(self, seq: int, timeout: float = 5.0) -> None:
@@ -195,7 +228,7 @@ class TablesRun:
 
 def measure(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> TablesRun:
     """Latencies of a finished step: every call, and every other seat's arrival of each commit."""
-    answer = Samples("action -> answer (Act reply)")
+    answer = Samples("action -> answer")
     others = Samples("action -> other players' event (stream)")
     applied = refused = 0
     for seats in seats_by_table:
@@ -215,11 +248,12 @@ def measure(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> Tabl
 
 @contextlib.asynccontextmanager
 async def seated_tables(endpoints: Endpoints, tables: int, actions_per_seat: int,
-                        acting: int = SEATS) -> AsyncIterator[list[list[BotSeat]]]:
+                        acting: int = SEATS, streamed: bool = True,
+                        pace_seconds: float = 0.0) -> AsyncIterator[list[list[BotSeat]]]:
     """``tables`` lobby tables of 4 logged-in bot clients each, ready to play.
 
-    The first ``acting`` seats of a table act (up to ``actions_per_seat`` calls);
-    the others only follow their streams.
+    The first ``acting`` seats of a table act (up to ``actions_per_seat`` actions,
+    at most one per ``pace_seconds``); the others only follow their streams.
     """
     clients = [StammtischClient(endpoints) for _ in range(tables * SEATS)]
     try:
@@ -227,7 +261,8 @@ async def seated_tables(endpoints: Endpoints, tables: int, actions_per_seat: int
         groups = [clients[index:index + SEATS] for index in range(0, len(clients), SEATS)]
         table_ids = await asyncio.gather(*(seat_players(group) for group in groups))
         yield [[BotSeat(client, table_id, seat, random.Random(f"{table_id}:{seat}"),
-                        max_actions=actions_per_seat if seat < acting else 0)
+                        max_actions=actions_per_seat if seat < acting else 0, streamed=streamed,
+                        pace_seconds=pace_seconds)
                 for seat, client in enumerate(group)]
                for group, table_id in zip(groups, table_ids, strict=True)]
     finally:

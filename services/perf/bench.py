@@ -4,6 +4,14 @@ The servers run as a child process (`stammtisch up`) against a Redis and a
 NATS this run starts in a temporary folder; the bot clients run here. So the
 arbiter figures cross real process boundaries, and the bare costs next to them
 are measured on the same machine in the same run.
+
+The arbiter steps run with one server process, then the saturating step again
+with one worker per core (`--workers N`), side by side; then, on N workers, a
+step offering half the measured capacity shows the latency below saturation.
+Bots play over Play streams; the saturating step runs once more over unary Act
+calls for comparison. CPU is summed over every server process. `stammtisch
+bench --soak` (services/perf/soak.py) holds many live tables and open streams
+and prints the servers' memory.
 """
 
 from __future__ import annotations
@@ -42,7 +50,10 @@ class Step:
 
 
 #: Bounded in calls and time: the 100-table step takes well under two minutes on 2 cores.
-STEPS = (Step(1, 200, 30.0, acting=1), Step(1, 200, 30.0), Step(10, 60, 45.0), Step(100, 15, 90.0))
+SATURATING = Step(100, 15, 90.0)
+STEPS = (Step(1, 200, 30.0, acting=1), Step(1, 200, 30.0), Step(10, 60, 45.0), SATURATING)
+#: The step offered half the capacity SATURATING measured on N workers (its pace follows).
+HALF_LOAD = Step(20, 40, 60.0)
 BARE_CALLS = 2000
 #: Writes per Redis persistence setting (fsync on every write is the slow one).
 FSYNC_CALLS = 1000
@@ -83,6 +94,17 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def server_pids(stack: LaunchedStack) -> list[int]:
+    """Every server process of the stack: `stammtisch up` and its workers."""
+    return sorted({stack.process.pid, *stack.pids})
+
+
+def servers_cpu(stack: LaunchedStack) -> float | None:
+    """CPU time of all the stack's server processes together (None without /proc)."""
+    each = [cpu_seconds(pid) for pid in server_pids(stack)]
+    return None if any(seconds is None for seconds in each) else sum(s for s in each if s is not None)
+
+
 def cpu_line(who: str, seconds: float | None, run: TablesRun) -> str:
     """CPU a process spent on a step: share of one core and per applied action."""
     if seconds is None:
@@ -92,31 +114,36 @@ def cpu_line(who: str, seconds: float | None, run: TablesRun) -> str:
             f"{per_action:5.2f} ms per applied action")
 
 
-async def arbiter_step(stack: LaunchedStack, step: Step) -> TablesRun:
-    """Fresh tables through the lobby, then every acting seat plays as fast as it can."""
+async def arbiter_step(stack: LaunchedStack, step: Step, streamed: bool = True,
+                       pace_seconds: float = 0.0) -> TablesRun:
+    """Fresh tables through the lobby, then every acting seat plays as fast as it can (or at
+    one action per ``pace_seconds``)."""
     targets = Endpoints.of(stack.endpoints)
-    say(f" step: {step.name} ({step.tables * SEATS} clients), at most {step.actions_per_seat} calls "
-        f"per acting seat or {step.seconds:.0f} s")
-    async with seated_tables(targets, step.tables, step.actions_per_seat, step.acting) as tables:
-        server_before, client_before = cpu_seconds(stack.process.pid), time.process_time()
+    how = "Play streams" if streamed else "unary Act + Subscribe"
+    pace = f", one action per {pace_seconds:.2f} s" if pace_seconds else ""
+    say(f" step: {step.name} ({step.tables * SEATS} clients, {how}, {len(stack.pids)} worker(s){pace}), "
+        f"at most {step.actions_per_seat} actions per acting seat or {step.seconds:.0f} s")
+    async with seated_tables(targets, step.tables, step.actions_per_seat, step.acting, streamed,
+                             pace_seconds) as tables:
+        server_before, client_before = servers_cpu(stack), time.process_time()
         run = await play_tables(tables, step.seconds)
-        server_after, client = cpu_seconds(stack.process.pid), time.process_time() - client_before
+        server_after, client = servers_cpu(stack), time.process_time() - client_before
     for line in run.lines():
         say(line)
     server = None if server_before is None or server_after is None else server_after - server_before
-    say(cpu_line("server process (stammtisch up)", server, run))
+    say(cpu_line(f"server processes ({len(server_pids(stack))}, summed)", server, run))
     say(cpu_line("bot clients (this process)", client, run))
     return run
 
 
-def summary(bare_samples: Sequence[Samples], runs: Sequence[tuple[Step, TablesRun]]) -> None:
+def summary(bare_samples: Sequence[Samples], runs: Sequence[tuple[str, TablesRun]]) -> None:
     """The service figures next to the bare costs, one line each."""
     say(f"Summary (p50 / p99){'':<29}{'actions/s':>10}   {'action -> answer':<24}"
         "action -> other players' event")
     for samples in bare_samples:
         say(f"  bare: {samples.name:<40}{'':>10}   {ms(samples)}")
-    for step, run in runs:
-        say(f"  arbiter, {step.name:<37}{run.rate:>10,.0f}   {ms(run.answer):<24}{ms(run.others)}")
+    for name, run in runs:
+        say(f"  arbiter, {name:<37}{run.rate:>10,.0f}   {ms(run.answer):<24}{ms(run.others)}")
 
 
 async def fsync_costs(data_dir: Path) -> list[Samples]:
@@ -135,8 +162,8 @@ async def fsync_costs(data_dir: Path) -> list[Samples]:
     return measured
 
 
-async def service_figures(redis_url: str, nats_url: str, data_dir: Path) -> None:
-    """Start the stack as a child process and measure through it."""
+async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers: int) -> None:
+    """Start the stack as a child process and measure through it: on one worker, then on N."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
     with launched_stack(env, data_dir / "stack") as stack:
         bare_samples = await bare_costs(stack.endpoints, redis_url, nats_url)
@@ -145,13 +172,25 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path) -> None
         say()
         say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
             "(clients in this process, all four services in the child)")
-        runs = [(step, await arbiter_step(stack, step)) for step in STEPS]
+        runs = [(f"{step.name}, 1 worker", await arbiter_step(stack, step)) for step in STEPS]
+        runs.append((f"{SATURATING.name}, 1 worker, unary", await arbiter_step(stack, SATURATING, False)))
+    with launched_stack(env, data_dir / "stack-n", workers=workers) as many:
+        saturated = await arbiter_step(many, SATURATING)
+        runs.append((f"{SATURATING.name}, {workers} workers", saturated))
+        pace = HALF_LOAD.tables * SEATS / max(1.0, saturated.rate / 2)
+        runs.append((f"half load, {HALF_LOAD.tables} tables, {workers} workers",
+                     await arbiter_step(many, HALF_LOAD, pace_seconds=pace)))
     say()
     summary(bare_samples, runs)
+    one = next(run for name, run in runs if name == f"{SATURATING.name}, 1 worker")
+    say(f"Saturated throughput ({SATURATING.name}, Play): 1 worker {one.rate:,.0f} actions/s, "
+        f"{workers} workers {saturated.rate:,.0f} actions/s; half load offered "
+        f"{saturated.rate / 2:,.0f} actions/s")
 
 
-def main() -> int:
-    """Print every figure of one run."""
+def main(workers: int | None = None) -> int:
+    """Print every figure of one run (``workers``: N of the multi-worker steps; one per core)."""
+    workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
     say(f"Stammtisch bench on {os.cpu_count()} CPU(s)")
     say()
@@ -161,7 +200,7 @@ def main() -> int:
     # The stack's Redis persists as `stammtisch up`'s does (AOF, fsync every second).
     with tempfile.TemporaryDirectory(prefix="stammtisch-bench-") as raw, \
             server_pair(Path(raw) / "servers", "everysec") as (redis, nats):
-        asyncio.run(service_figures(redis.url, nats.url, Path(raw)))
+        asyncio.run(service_figures(redis.url, nats.url, Path(raw), workers))
     say()
     say(f"bench finished in {time.perf_counter() - started:.0f} s")
     return 0

@@ -1,7 +1,8 @@
 """`stammtisch loadtest` (`make loadtest`): a tournament of many tables through the full stack.
 
 Every player is a bot client of its own: it logs in, queues in quick match,
-and plays its seat through the real API as fast as it can. The servers run as
+and plays its seat through the real API as fast as it can, over a Play stream
+(or, with ``--unary``, by Act calls next to a Subscribe stream). The servers run as
 a child process against a Redis and NATS this run starts itself. Bounded in
 tables and time; prints what it measured and asserts nothing.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from services.launch import launched_stack
-from services.perf.bench import STACK_ENV, cpu_seconds, ms, say
+from services.perf.bench import STACK_ENV, ms, say, servers_cpu
 from services.perf.stats import Samples
 from shared.api.stammtisch.v1 import scoring_pb2
 from shared.games.catalog import CATALOGUE
@@ -26,14 +27,29 @@ from shared.games.registry import bot_levels
 from shared.localinfra import local_servers
 from shared.rpc.games import GAME_ENUMS
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import Endpoints, StammtischClient, Update
+from shared.sdk.client import Endpoints, PlayStream, StammtischClient, Update
 
 #: Seats per table in the tournament, by game: four, or fewer where a game seats fewer.
 SEATS = {name: min(4, game.max_seats) for name, game in CATALOGUE.items()}
 
 
+class TimedPlayStream(PlayStream):
+    """A Play stream that records how long each of its actions took to be answered."""
+
+    async def act(self, action: Mapping[str, Any], action_id: str | None = None,
+                  round_no: int | None = None) -> int:
+        assert isinstance(self.client, TimedClient)
+        started = time.perf_counter()
+        try:
+            return await super().act(action, action_id, round_no)
+        finally:
+            self.client.samples.add(time.perf_counter() - started)
+
+
 class TimedClient(StammtischClient):
     """A client that records how long each of its actions took to be answered."""
+
+    play_stream_class = TimedPlayStream
 
     def __init__(self, endpoints: Endpoints, samples: Samples) -> None:
         super().__init__(endpoints)
@@ -51,8 +67,9 @@ class TimedClient(StammtischClient):
 class Tournament:
     """The players of one load test and what they saw."""
 
-    def __init__(self, endpoints: Endpoints, game: str, tables: int) -> None:
+    def __init__(self, endpoints: Endpoints, game: str, tables: int, streamed: bool = True) -> None:
         self.endpoints = endpoints
+        self.streamed = streamed
         self.game = game
         self.players = tables * SEATS[game]
         self.act = Samples("action -> answer")
@@ -72,7 +89,7 @@ class Tournament:
             self.tables.add(table.table_id)
             started = time.perf_counter()
             bot = bot_levels(self.game)["heuristic"]()
-            await play_seat(client, table.table_id, bot, random.Random(index))
+            await play_seat(client, table.table_id, bot, random.Random(index), streamed=self.streamed)
             self.games.add(time.perf_counter() - started)
         except Exception as exc:  # noqa: BLE001 - a load test reports failures, it does not stop
             self.failures.append(f"player {index}: {type(exc).__name__}: {exc}")
@@ -107,19 +124,20 @@ async def recorded_games(endpoints: Endpoints, game: str, wait: float = 10.0) ->
 
 
 async def tournament(game: str, tables: int, seconds: float, redis_url: str, nats_url: str,
-                     data_dir: Path) -> None:
+                     data_dir: Path, workers: int = 1, streamed: bool = True) -> None:
     """Run one tournament against a child stack and print its figures."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
     if os.environ.get("STAMMTISCH_METRICS_PORT"):  # a fixed port, for a Prometheus to watch the run
         env["STAMMTISCH_METRICS_PORT"] = os.environ["STAMMTISCH_METRICS_PORT"]
-    with launched_stack(env, data_dir / "stack") as stack:
+    with launched_stack(env, data_dir / "stack", workers=workers) as stack:
         endpoints = Endpoints.of(stack.endpoints)
-        load = Tournament(endpoints, game, tables)
-        say(f"Tournament: {tables} tables of {game}, {load.players} bot clients, "
+        load = Tournament(endpoints, game, tables, streamed)
+        say(f"Tournament: {tables} tables of {game}, {load.players} bot clients "
+            f"({'Play streams' if streamed else 'unary Act + Subscribe'}), {workers} worker(s), "
             f"quick match then whole games (cap {seconds:.0f} s); metrics http://{stack.endpoints['metrics']}")
-        server_before = cpu_seconds(stack.process.pid)
+        server_before, client_before = servers_cpu(stack), time.process_time()
         elapsed = await load.run(seconds)
-        server_after = cpu_seconds(stack.process.pid)
+        server_after, client_cpu = servers_cpu(stack), time.process_time() - client_before
         seat_games = await recorded_games(endpoints, game, wait=3.0)
     finished = len(load.games.values) // SEATS[game]
     say(f"  tables formed {len(load.tables)}, games finished {finished}, in {elapsed:.1f} s")
@@ -128,8 +146,10 @@ async def tournament(game: str, tables: int, seconds: float, redis_url: str, nat
         say(samples.line())
     if server_before is not None and server_after is not None:
         cpu = server_after - server_before
-        say(f"  server process CPU {cpu:.1f} s = {cpu / elapsed:.0%} of a core, "
+        say(f"  server processes' CPU (summed) {cpu:.1f} s = {cpu / elapsed:.0%} of a core, "
             f"{cpu / max(1, len(load.act.values)) * 1e3:.2f} ms per action")
+    say(f"  bot clients' CPU (this process) {client_cpu:.1f} s, "
+        f"{client_cpu / max(1, len(load.act.values)) * 1e3:.2f} ms per action")
     say(f"  scoring recorded {seat_games} player-games (expected {finished * SEATS[game]})")
     say(f"  action -> answer p50 / p99: {ms(load.act)}")
     say(f"  failures: {len(load.failures)}")
@@ -137,9 +157,9 @@ async def tournament(game: str, tables: int, seconds: float, redis_url: str, nat
         say(f"    {failure}")
 
 
-def main(game: str, tables: int, seconds: float) -> int:
+def main(game: str, tables: int, seconds: float, workers: int = 1, streamed: bool = True) -> int:
     """Start servers, run the tournament, stop everything."""
     with tempfile.TemporaryDirectory(prefix="stammtisch-load-") as raw, \
             local_servers(Path(raw) / "servers") as (redis_url, nats_url):
-        asyncio.run(tournament(game, tables, seconds, redis_url, nats_url, Path(raw)))
+        asyncio.run(tournament(game, tables, seconds, redis_url, nats_url, Path(raw), workers, streamed))
     return 0

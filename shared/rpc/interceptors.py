@@ -1,6 +1,6 @@
 """The server interceptor: request ids, token auth, rate limits, logging, metrics, errors.
 
-One wrapper runs around every handler (unary or streaming) so that each
+One wrapper runs around every handler (unary or streaming, either way) so that each
 concern happens exactly once per call, in this order: bind a request id,
 authenticate, rate-limit, refuse an undecodable request, run the handler, map
 failures to statuses, then log and measure the outcome.
@@ -156,7 +156,11 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         identity = self.signer.verify(token)
         set_identity(identity)
         structlog.contextvars.bind_contextvars(player_id=identity.player_id)
-        if not self.limiter.allow(identity.player_id):
+        self._spend(identity.player_id)
+
+    def _spend(self, player_id: str) -> None:
+        """One token of the player's bucket, or RESOURCE_EXHAUSTED."""
+        if not self.limiter.allow(player_id):
             raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many requests; slow down")
 
     def _refuse_undecodable(self, method: str, request: Undecodable) -> ServiceError:
@@ -166,10 +170,17 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         return invalid("the request is not a valid message of this method's type")
 
     async def _checked(self, method: str, requests: AsyncIterable[Any]) -> AsyncIterator[Any]:
-        """A client stream of requests that refuses the first undecodable one."""
+        """A client stream of requests that refuses the first undecodable one and, on an
+        authenticated call, spends a token per message after the first (the call's own):
+        each action on a Play stream is rate-limited as a unary Act is."""
+        player_id = structlog.contextvars.get_contextvars().get("player_id")
+        first = True
         async for request in requests:
             if isinstance(request, Undecodable):
                 raise self._refuse_undecodable(method, request)
+            if not first and player_id is not None:
+                self._spend(player_id)
+            first = False
             yield request
 
     def _request(self, method: str, request: Any) -> Any:

@@ -34,6 +34,8 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         ("grpc.http2.ping_timeout_ms", _keepalive_timeout_ms(settings)),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
+        # `stammtisch up --workers N`: N processes bind the same ports (services/workers.py).
+        ("grpc.so_reuseport", 1),
     ]
 
 

@@ -41,8 +41,12 @@ RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 MAX_BACKOFF_SECONDS = 1.0
 #: A restarted server is found again within about a second (grpc's default backs off up to 2 minutes).
 #: Reconnect quickly after a server restart; accept answers as large as a replay (over gRPC's 4 MB).
+#: Each client its own connections, as separate devices have: grpc otherwise shares one
+#: connection among all channels of a process to one address, and every bot of a bench or
+#: test would land on the same server process of `stammtisch up --workers N`.
 _CHANNEL_OPTIONS = (("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 1000),
-                    ("grpc.max_receive_message_length", MAX_REPLY_BYTES))
+                    ("grpc.max_receive_message_length", MAX_REPLY_BYTES),
+                    ("grpc.use_local_subchannel_pool", 1))
 
 
 def open_channel(target: str) -> grpc.aio.Channel:
@@ -132,8 +136,129 @@ def action_to_proto(action: Mapping[str, Any]) -> common_pb2.Action:
     return message
 
 
+class PlayStream:
+    """One table over a bidirectional Play stream: actions go out, answers and updates come in.
+
+    An action costs one message each way. After a drop (UNAVAILABLE) the stream
+    is opened again after the last update seen, and the actions still waiting
+    for an answer are sent again with their ids: applied once, answered once.
+    """
+
+    def __init__(self, client: StammtischClient, table_id: str, after_seq: int, realtime: bool) -> None:
+        self.client = client
+        self.table_id = table_id
+        self.last_seq = after_seq
+        self._realtime = realtime
+        #: Updates in seq order; None once the stream has ended, with ``_error`` saying why.
+        self._updates: asyncio.Queue[Update | None] = asyncio.Queue()
+        self._error: Exception | None = None
+        self._pending: dict[str, tuple[Any, asyncio.Future[int]]] = {}
+        self._call: Any = None
+        self._task = asyncio.create_task(self._run(), name=f"play-{table_id}")
+
+    def _request(self, **fields: Any) -> Any:
+        if self._realtime:
+            return arbiter_pb2.ArbiterServicePlayRequest(table_id=self.table_id, **fields)
+        return engine_pb2.PlayRequest(table_id=self.table_id, **fields)
+
+    async def act(self, action: Mapping[str, Any], action_id: str | None = None,
+                  round_no: int | None = None) -> int:
+        """Send an action and wait for its answer: the seq of its commit (its update comes on
+        :meth:`next_update`); raises :class:`RefusedAction` when the rules refuse it."""
+        if self._task.done():
+            raise self._error or RuntimeError("the Play stream ended")
+        action_id = action_id or uuid.uuid4().hex
+        fields: dict[str, Any] = {"action_id": action_id, "action": action_to_proto(action)}
+        if self._realtime and round_no is not None:
+            fields["round"] = round_no
+        request = self._request(**fields)
+        answered: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._pending[action_id] = (request, answered)
+        if self._call is not None:
+            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                await self._call.write(request)  # a dropped call: the reconnect sends it again
+        return await answered
+
+    async def next_update(self) -> Update:
+        """The next update, in seq order (no gap, no duplicate across drops)."""
+        item = await self._updates.get()
+        if item is None:
+            self._updates.put_nowait(None)  # every later reader sees the end too
+            raise self._error or RuntimeError("the Play stream ended")
+        return item
+
+    async def newest_update(self) -> Update:
+        """The next update, or the newest one already received if several are waiting."""
+        update = await self.next_update()
+        while not self._updates.empty():
+            item = self._updates.get_nowait()
+            if item is None:  # the end stays last, for the next read
+                self._updates.put_nowait(None)
+                break
+            update = item
+        return update
+
+    async def close(self) -> None:
+        """End the stream."""
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                try:
+                    await self._follow()
+                    raise RuntimeError("the Play stream ended")
+                except grpc.aio.AioRpcError as err:
+                    if err.code() not in RETRYABLE:
+                        raise
+                    self._call = None
+                    await asyncio.sleep(0.2)
+        except Exception as exc:  # noqa: BLE001 - handed to whoever waits on this stream
+            for _request, answered in self._pending.values():
+                if not answered.done():
+                    answered.set_exception(exc)
+            self._error = exc
+            self._updates.put_nowait(None)
+
+    async def _follow(self) -> None:
+        """One call: open it after the last seq seen, resend unanswered actions, then read."""
+        stub = self.client.arbiter if self._realtime else self.client.engine
+        call = stub.Play(metadata=self.client.auth)
+        # The server sends its headers once it accepts the call. A write racing a refusal
+        # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
+        await call.initial_metadata()
+        try:
+            await call.write(self._request(after_seq=self.last_seq))
+            self._call = call
+            for request, _answered in list(self._pending.values()):
+                await call.write(request)
+        except asyncio.InvalidStateError:
+            pass  # the call has ended already: the read below raises its status
+        while (reply := await call.read()) is not grpc.aio.EOF:
+            if reply.HasField("update"):
+                update = Update.from_proto(reply.update)
+                if update.seq > self.last_seq:
+                    self.last_seq = update.seq
+                    self._updates.put_nowait(update)
+                continue
+            self._settle(reply.answer)
+
+    def _settle(self, answer: common_pb2.PlayAnswer) -> None:
+        _request, answered = self._pending.pop(answer.action_id, (None, None))
+        if answered is None or answered.done():  # an answer sent again after a resend
+            return
+        if answer.HasField("refused"):
+            answered.set_exception(RefusedAction(rule_code_name(answer.refused), answer.refused.message))
+        else:
+            answered.set_result(answer.seq)
+
+
 class StammtischClient:
     """A logged-in (or about to log in) player's connection to every service."""
+
+    #: What :meth:`play` opens (a subclass may time or log its actions).
+    play_stream_class = PlayStream
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
@@ -347,6 +472,15 @@ class StammtischClient:
                     raise
                 await asyncio.sleep(min(MAX_BACKOFF_SECONDS, 0.05 * 2 ** attempt))
         raise AssertionError("unreachable")
+
+    @contextlib.asynccontextmanager
+    async def play(self, table_id: str, after_seq: int = 0) -> AsyncIterator[PlayStream]:
+        """A Play stream on the table for the block: updates after ``after_seq`` and actions."""
+        stream = self.play_stream_class(self, table_id, after_seq, await self._on_arbiter(table_id))
+        try:
+            yield stream
+        finally:
+            await stream.close()
 
     async def view(self, table_id: str) -> Update:
         """The newest state as this player sees it."""

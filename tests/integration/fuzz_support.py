@@ -90,6 +90,8 @@ class Rpc:
     request: type[Message]
     response: type[Message]
     streaming: bool
+    #: A bidirectional stream (Play): the request goes as the only message the client sends.
+    client_streaming: bool = False
 
 
 async def listed_services(address: str) -> list[str]:
@@ -103,7 +105,8 @@ async def listed_services(address: str) -> list[str]:
 
 
 async def discover(endpoints: Mapping[str, str]) -> list[Rpc]:
-    """Every unary and server-streaming RPC of every listed service (health included).
+    """Every RPC of every listed service (health included): unary, server-streaming and
+    bidirectional (Play, sent one message and read like a server stream).
 
     Reflection itself (grpc's own bidirectional stream) is left out: it is
     library code, and the fuzzer only just used it.
@@ -115,11 +118,12 @@ async def discover(endpoints: Mapping[str, str]) -> list[Rpc]:
             if name.startswith("grpc.reflection."):
                 continue
             for method in pool.FindServiceByName(name).methods:
-                assert not method.client_streaming, f"{name}/{method.name}: client streams are not fuzzed"
+                assert method.server_streaming or not method.client_streaming, \
+                    f"{name}/{method.name}: client-streaming calls are not fuzzed"
                 rpcs.append(Rpc(service, f"/{name}/{method.name}",
                                 message_factory.GetMessageClass(method.input_type),
                                 message_factory.GetMessageClass(method.output_type),
-                                method.server_streaming))
+                                method.server_streaming, method.client_streaming))
     return rpcs
 
 
@@ -508,9 +512,17 @@ class Sender:
                                           response_deserializer=deserializer)(
                     request.payload, metadata=metadata, timeout=request.timeout)
                 return "OK", "", True
-            call = channel.unary_stream(request.rpc.path, request_serializer=serializer,
-                                        response_deserializer=deserializer)(
-                request.payload, metadata=metadata, timeout=request.timeout)
+            if request.rpc.client_streaming:  # written once accepted, as the SDK's PlayStream does
+                call: Any = channel.stream_stream(request.rpc.path, request_serializer=serializer,
+                                                  response_deserializer=deserializer)(
+                    metadata=metadata, timeout=request.timeout)
+                await call.initial_metadata()
+                with contextlib.suppress(asyncio.InvalidStateError):  # refused: the read raises its status
+                    await call.write(request.payload)
+            else:
+                call = channel.unary_stream(request.rpc.path, request_serializer=serializer,
+                                            response_deserializer=deserializer)(
+                    request.payload, metadata=metadata, timeout=request.timeout)
             try:
                 async with asyncio.timeout(STREAM_WINDOW):
                     async for _reply in call:

@@ -129,14 +129,16 @@ async def _streams_closed(stack: FuzzedStack, seconds: float = 10.0) -> dict[str
 
 
 async def _play_short_game(stack: FuzzedStack) -> str:
-    """Three fresh clients play Willi Stich's last round (one card each): "over", or what failed."""
+    """Three fresh clients play Willi Stich's last round (one card each), one of them over a
+    Play stream: "over", or what failed."""
     clients: list[StammtischClient] = []
     try:
         clients = await log_in(Endpoints.of(stack.endpoints), "after0", "after1", "after2")
         table_id = await seated_table(clients, "willi-stich", start_round=19, turn_seconds=0)
         bot = bot_levels("willi-stich")["heuristic"]
         ends = await asyncio.wait_for(asyncio.gather(*(
-            play_seat(c, table_id, bot(), random.Random(i)) for i, c in enumerate(clients))), 30)
+            play_seat(c, table_id, bot(), random.Random(i), streamed=i == 0)
+            for i, c in enumerate(clients))), 30)
         return "over" if all(end.view.get("over") for end in ends) else f"not over: {ends[0].view}"
     except (grpc.aio.AioRpcError, TimeoutError) as err:
         return "failed: " + " ".join(repr(err).split())[:600]
@@ -190,6 +192,8 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
     assert {rpc.path.rsplit("/", 2)[1] for rpc in rpcs} >= {
         "stammtisch.v1.LobbyService", "stammtisch.v1.EngineService", "stammtisch.v1.ArbiterService",
         "stammtisch.v1.ScoringService", "stammtisch.v1.TournamentService", "grpc.health.v1.Health"}
+    assert {"/stammtisch.v1.EngineService/Play", "/stammtisch.v1.ArbiterService/Play"} <= {
+        rpc.path for rpc in rpcs if rpc.client_streaming}
     # Every check at once, each with the finding of issue 10 it guards.
     failed = [message for broken, message in (
         (tally.problems, f"{len(tally.problems)} answers no client may get (INTERNAL/UNKNOWN: findings "

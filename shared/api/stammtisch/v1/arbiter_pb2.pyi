@@ -153,3 +153,65 @@ class ArbiterServiceSubscribeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ArbiterServiceSubscribeResponse: _TypeAlias = ArbiterServiceSubscribeResponse  # noqa: Y015
+
+@_typing.final
+class ArbiterServicePlayRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    ACTION_ID_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """As PlayRequest in engine.proto."""
+    after_seq: _builtins.int
+    action_id: _builtins.str
+    round: _builtins.int
+    """As in ArbiterServiceActRequest: the round this action is meant for."""
+    @_builtins.property
+    def action(self) -> _common_pb2.Action: ...
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        after_seq: _builtins.int = ...,
+        action_id: _builtins.str = ...,
+        action: _common_pb2.Action | None = ...,
+        round: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "round", b"round"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__round: _TypeAlias = _typing.Literal["round"]  # noqa: Y015
+    _WhichOneofArgType__round: _TypeAlias = _typing.Literal["_round", b"_round"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__round) -> _WhichOneofReturnType__round | None: ...
+
+Global___ArbiterServicePlayRequest: _TypeAlias = ArbiterServicePlayRequest  # noqa: Y015
+
+@_typing.final
+class ArbiterServicePlayResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UPDATE_FIELD_NUMBER: _builtins.int
+    ANSWER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def update(self) -> _common_pb2.TableUpdate: ...
+    @_builtins.property
+    def answer(self) -> _common_pb2.PlayAnswer: ...
+    def __init__(
+        self,
+        *,
+        update: _common_pb2.TableUpdate | None = ...,
+        answer: _common_pb2.PlayAnswer | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___ArbiterServicePlayResponse: _TypeAlias = ArbiterServicePlayResponse  # noqa: Y015

@@ -52,6 +52,11 @@ class ArbiterServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/stammtisch.v1.ArbiterService/Play',
+                request_serializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServicePlayRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServicePlayResponse.FromString,
+                _registered_method=True)
 
 
 class ArbiterServiceServicer:
@@ -78,6 +83,13 @@ class ArbiterServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """Subscribe and Act on one bidirectional stream; as EngineService.Play.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArbiterServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -95,6 +107,11 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
                     servicer.Subscribe,
                     request_deserializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServicePlayRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServicePlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -181,6 +198,33 @@ class ArbiterService:
             '/stammtisch.v1.ArbiterService/Subscribe',
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeRequest.SerializeToString,
             stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServiceSubscribeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/stammtisch.v1.ArbiterService/Play',
+            stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServicePlayRequest.SerializeToString,
+            stammtisch_dot_v1_dot_arbiter__pb2.ArbiterServicePlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

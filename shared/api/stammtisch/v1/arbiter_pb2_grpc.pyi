@@ -39,6 +39,8 @@ class ArbiterServiceStub:
     Act: _grpc.UnaryUnaryMultiCallable[_arbiter_pb2.ArbiterServiceActRequest, _arbiter_pb2.ArbiterServiceActResponse]
     GetView: _grpc.UnaryUnaryMultiCallable[_arbiter_pb2.ArbiterServiceGetViewRequest, _arbiter_pb2.ArbiterServiceGetViewResponse]
     Subscribe: _grpc.UnaryStreamMultiCallable[_arbiter_pb2.ArbiterServiceSubscribeRequest, _arbiter_pb2.ArbiterServiceSubscribeResponse]
+    Play: _grpc.StreamStreamMultiCallable[_arbiter_pb2.ArbiterServicePlayRequest, _arbiter_pb2.ArbiterServicePlayResponse]
+    """Subscribe and Act on one bidirectional stream; as EngineService.Play."""
 
 @_typing.type_check_only
 class ArbiterServiceAsyncStub(ArbiterServiceStub):
@@ -51,6 +53,8 @@ class ArbiterServiceAsyncStub(ArbiterServiceStub):
     Act: _aio.UnaryUnaryMultiCallable[_arbiter_pb2.ArbiterServiceActRequest, _arbiter_pb2.ArbiterServiceActResponse]  # type: ignore[assignment]
     GetView: _aio.UnaryUnaryMultiCallable[_arbiter_pb2.ArbiterServiceGetViewRequest, _arbiter_pb2.ArbiterServiceGetViewResponse]  # type: ignore[assignment]
     Subscribe: _aio.UnaryStreamMultiCallable[_arbiter_pb2.ArbiterServiceSubscribeRequest, _arbiter_pb2.ArbiterServiceSubscribeResponse]  # type: ignore[assignment]
+    Play: _aio.StreamStreamMultiCallable[_arbiter_pb2.ArbiterServicePlayRequest, _arbiter_pb2.ArbiterServicePlayResponse]  # type: ignore[assignment]
+    """Subscribe and Act on one bidirectional stream; as EngineService.Play."""
 
 class ArbiterServiceServicer(metaclass=_abc_1.ABCMeta):
     """Real-time Wie Waldi. Every seat acts whenever it likes; the table's order
@@ -78,5 +82,13 @@ class ArbiterServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arbiter_pb2.ArbiterServiceSubscribeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arbiter_pb2.ArbiterServiceSubscribeResponse], _abc.AsyncIterator[_arbiter_pb2.ArbiterServiceSubscribeResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arbiter_pb2.ArbiterServicePlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arbiter_pb2.ArbiterServicePlayResponse], _abc.AsyncIterator[_arbiter_pb2.ArbiterServicePlayResponse]]:
+        """Subscribe and Act on one bidirectional stream; as EngineService.Play."""
 
 def add_ArbiterServiceServicer_to_server(servicer: ArbiterServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -9,6 +9,7 @@ from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from shared.api.stammtisch.v1 import errors_pb2 as _errors_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -331,3 +332,42 @@ class TableOptions(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__turn_seconds) -> _WhichOneofReturnType__turn_seconds | None: ...
 
 Global___TableOptions: _TypeAlias = TableOptions  # noqa: Y015
+
+@_typing.final
+class PlayAnswer(_message.Message):
+    """The answer to one action sent on a Play stream (EngineService.Play,
+    ArbiterService.Play). Exactly one answer per action message, in the order
+    the actions were sent; a retried `action_id` gets the first answer again.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_ID_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    action_id: _builtins.str
+    """The action's id, as sent."""
+    seq: _builtins.int
+    """Applied: the seq of its commit. The update of that commit comes on the
+    same stream, before or after this answer.
+    """
+    @_builtins.property
+    def refused(self) -> _errors_pb2.RuleViolation:
+        """Refused by the rules (nothing changed); the stream goes on."""
+
+    def __init__(
+        self,
+        *,
+        action_id: _builtins.str = ...,
+        seq: _builtins.int = ...,
+        refused: _errors_pb2.RuleViolation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "refused", b"refused", "seq", b"seq"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "outcome", b"outcome", "refused", b"refused", "seq", b"seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["seq", "refused"]  # noqa: Y015
+    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
+
+Global___PlayAnswer: _TypeAlias = PlayAnswer  # noqa: Y015

@@ -146,3 +146,69 @@ class SubscribeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SubscribeResponse: _TypeAlias = SubscribeResponse  # noqa: Y015
+
+@_typing.final
+class PlayRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    ACTION_ID_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """Required on the first message (the stream plays this table); later
+    messages may leave it empty or repeat it, never name another table.
+    """
+    after_seq: _builtins.int
+    """First message only: updates with seq > after_seq follow (0: from the start)."""
+    action_id: _builtins.str
+    """An action and its id, as in ActRequest. A message without an action (the
+    first one, typically) only opens the stream.
+    """
+    @_builtins.property
+    def action(self) -> _common_pb2.Action: ...
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        after_seq: _builtins.int = ...,
+        action_id: _builtins.str = ...,
+        action: _common_pb2.Action | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class PlayResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UPDATE_FIELD_NUMBER: _builtins.int
+    ANSWER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def update(self) -> _common_pb2.TableUpdate:
+        """A commit as the caller sees it, in seq order, without gap or duplicate."""
+
+    @_builtins.property
+    def answer(self) -> _common_pb2.PlayAnswer:
+        """The answer to one action message."""
+
+    def __init__(
+        self,
+        *,
+        update: _common_pb2.TableUpdate | None = ...,
+        answer: _common_pb2.PlayAnswer | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015

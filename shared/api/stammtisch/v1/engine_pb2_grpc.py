@@ -52,6 +52,11 @@ class EngineServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_engine__pb2.SubscribeRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_engine__pb2.SubscribeResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/stammtisch.v1.EngineService/Play',
+                request_serializer=stammtisch_dot_v1_dot_engine__pb2.PlayRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_engine__pb2.PlayResponse.FromString,
+                _registered_method=True)
 
 
 class EngineServiceServicer:
@@ -83,6 +88,19 @@ class EngineServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """Subscribe and Act on one bidirectional stream, for clients that keep a
+        stream open: one message each way per action (see proto/README.md, "Play").
+        The first message names `table_id` and `after_seq`; updates with
+        seq > after_seq follow as in Subscribe, and every action message gets one
+        PlayAnswer naming its action id. A refused action is an answer, never the
+        end of the stream; the stream ends with a status only for what would end a
+        unary call (bad token, unknown table, no seat, too many requests, ...).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EngineServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -100,6 +118,11 @@ def add_EngineServiceServicer_to_server(servicer, server):
                     servicer.Subscribe,
                     request_deserializer=stammtisch_dot_v1_dot_engine__pb2.SubscribeRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_engine__pb2.SubscribeResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=stammtisch_dot_v1_dot_engine__pb2.PlayRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_engine__pb2.PlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -186,6 +209,33 @@ class EngineService:
             '/stammtisch.v1.EngineService/Subscribe',
             stammtisch_dot_v1_dot_engine__pb2.SubscribeRequest.SerializeToString,
             stammtisch_dot_v1_dot_engine__pb2.SubscribeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/stammtisch.v1.EngineService/Play',
+            stammtisch_dot_v1_dot_engine__pb2.PlayRequest.SerializeToString,
+            stammtisch_dot_v1_dot_engine__pb2.PlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -46,6 +46,15 @@ class EngineServiceStub:
     """The caller's updates with seq > after_seq: first the gap from the log,
     then the live tail, without gap or duplicate.
     """
+    Play: _grpc.StreamStreamMultiCallable[_engine_pb2.PlayRequest, _engine_pb2.PlayResponse]
+    """Subscribe and Act on one bidirectional stream, for clients that keep a
+    stream open: one message each way per action (see proto/README.md, "Play").
+    The first message names `table_id` and `after_seq`; updates with
+    seq > after_seq follow as in Subscribe, and every action message gets one
+    PlayAnswer naming its action id. A refused action is an answer, never the
+    end of the stream; the stream ends with a status only for what would end a
+    unary call (bad token, unknown table, no seat, too many requests, ...).
+    """
 
 @_typing.type_check_only
 class EngineServiceAsyncStub(EngineServiceStub):
@@ -64,6 +73,15 @@ class EngineServiceAsyncStub(EngineServiceStub):
     Subscribe: _aio.UnaryStreamMultiCallable[_engine_pb2.SubscribeRequest, _engine_pb2.SubscribeResponse]  # type: ignore[assignment]
     """The caller's updates with seq > after_seq: first the gap from the log,
     then the live tail, without gap or duplicate.
+    """
+    Play: _aio.StreamStreamMultiCallable[_engine_pb2.PlayRequest, _engine_pb2.PlayResponse]  # type: ignore[assignment]
+    """Subscribe and Act on one bidirectional stream, for clients that keep a
+    stream open: one message each way per action (see proto/README.md, "Play").
+    The first message names `table_id` and `after_seq`; updates with
+    seq > after_seq follow as in Subscribe, and every action message gets one
+    PlayAnswer naming its action id. A refused action is an answer, never the
+    end of the stream; the stream ends with a status only for what would end a
+    unary call (bad token, unknown table, no seat, too many requests, ...).
     """
 
 class EngineServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -98,6 +116,21 @@ class EngineServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_engine_pb2.SubscribeResponse], _abc.AsyncIterator[_engine_pb2.SubscribeResponse]]:
         """The caller's updates with seq > after_seq: first the gap from the log,
         then the live tail, without gap or duplicate.
+        """
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_engine_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_engine_pb2.PlayResponse], _abc.AsyncIterator[_engine_pb2.PlayResponse]]:
+        """Subscribe and Act on one bidirectional stream, for clients that keep a
+        stream open: one message each way per action (see proto/README.md, "Play").
+        The first message names `table_id` and `after_seq`; updates with
+        seq > after_seq follow as in Subscribe, and every action message gets one
+        PlayAnswer naming its action id. A refused action is an answer, never the
+        end of the stream; the stream ends with a status only for what would end a
+        unary call (bad token, unknown table, no seat, too many requests, ...).
         """
 
 def add_EngineServiceServicer_to_server(servicer: EngineServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
