@@ -177,11 +177,21 @@ async def _leave(client: StammtischClient, table_id: str, game: str) -> None:
         print("\nyou left the table: the stand-in bot plays your seat")
 
 
-async def play_game(client: StammtischClient, table_id: str) -> Update:
-    """Play one's seat at a table at the terminal (a tournament's seating, say) until its game ends."""
-    reader = LineReader()
+async def play_game(client: StammtischClient, table_id: str) -> Update | None:
+    """Play one's seat at a table at the terminal (a tournament's seating, say) until its game ends.
+
+    None when the table is already gone: its game was played out (clock defaults, the round's
+    time limit) before this client came to it.
+    """
     try:
         names = await _seats(client, table_id, client.player_id)
+    except grpc.aio.AioRpcError as err:
+        if err.code() != grpc.StatusCode.NOT_FOUND:
+            raise
+        print(f"table {table_id} is gone: its game ended before you came to it", flush=True)
+        return None
+    reader = LineReader()
+    try:
         return await Session(client, table_id, names, reader).play()
     finally:
         reader.close()
