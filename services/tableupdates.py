@@ -61,7 +61,7 @@ class CommitUpdates:
         update = self._by_seat.get(key)
         if update is None:
             if self._game is None:
-                self._game = self.record.game()
+                self._game = self.record.engine()
             update = common_pb2.TableUpdate()
             update.CopyFrom(self._base())
             update.view_json = dumps(self._game.view(seat)).decode()
