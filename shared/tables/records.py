@@ -136,14 +136,18 @@ class CommitRecord:
         return record
 
 
-def replay(previous: CommitRecord, entry: bytes) -> CommitRecord:
+def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False) -> CommitRecord:
     """The commit after ``previous`` from its log :meth:`~CommitRecord.entry`: the previous
     engine with the entry's action applied (engines are pure and seeded, so this is the state
-    the commit made)."""
+    the commit made). ``discard_previous``: nobody else holds ``previous``, so its engine is
+    taken over instead of copied (``previous`` is unusable afterwards)."""
     data = orjson.loads(entry)
     if data["seq"] != previous.seq + 1 or data["base"] > previous.seq:
         raise LookupError(f"log entry {data['seq']} does not follow commit {previous.seq}")
-    game = previous.game()
+    if discard_previous and previous._engine is not None:
+        game, previous._engine = previous._engine, None
+    else:
+        game = previous.game()
     game.apply(data["actor"], data["action"])
     return CommitRecord(data["seq"], data["at"], previous.meta, None, data["events"],
                         data["deadlines"], data["actor"], data["action"], data["base"], game)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,10 +190,10 @@ class TableStore:
             return []
         first = entries[0][1]
         if b"rec" in first or (previous is not None and previous.seq == after_seq):
-            return list(_rebuilt(entries, previous))
+            return _rebuilt(entries, previous)
         base = int(orjson.loads(first[b"act"])["base"])
         before = await self.redis.xrange(log_key, f"{base}-0", f"({after_seq + 1}-0")
-        return list(_rebuilt(before + entries, None))[len(before):]
+        return _rebuilt(before + entries, None, skip=len(before))
 
     async def log_back(self, table_id: str, before_seq: int,
                        count: int) -> list[tuple[int, CommitRecord | None]]:
@@ -320,16 +320,20 @@ def _needs_snapshot(head: CommitRecord, change: Change, seq: int) -> bool:
             or seq - head.base >= SNAPSHOT_EVERY)
 
 
-def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]],
-             previous: CommitRecord | None) -> Iterator[CommitRecord]:
-    """The whole commits of consecutive log entries (the first a snapshot unless ``previous``,
-    the commit before it, is given)."""
-    for _id, fields in entries:
+def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRecord | None,
+             skip: int = 0) -> list[CommitRecord]:
+    """The whole commits of consecutive log entries but the first ``skip`` (read only to rebuild
+    the others from; the first entry is a snapshot unless ``previous``, the commit before it,
+    is given)."""
+    records = []
+    for index, (entry_id, fields) in enumerate(entries):
         snapshot = fields.get(b"rec")
         if snapshot is not None:
             previous = CommitRecord.decode(snapshot)
         elif previous is None:
-            raise LookupError(f"log entry {_id.decode()} has no snapshot before it")
-        else:
-            previous = replay(previous, fields[b"act"])
-        yield previous
+            raise LookupError(f"log entry {entry_id.decode()} has no snapshot before it")
+        else:  # an entry only read to rebuild from is nobody else's: its engine is taken over
+            previous = replay(previous, fields[b"act"], discard_previous=0 < index <= skip)
+        if index >= skip:
+            records.append(previous)
+    return records
