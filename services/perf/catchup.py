@@ -2,10 +2,11 @@
 
 A Wie Waldi table gets ``COMMITS`` commits (heuristic bots, several games of a
 series, each through :meth:`TableStore.commit` as the services make them),
-written into the stack's Redis from this process. Then the player of seat 0
-subscribes from seq 0 through the arbiter, a few times, and the step prints
-how long all of the log took to arrive, the server CPU it cost, and what the
-table keeps in Redis per commit (log and head). It asserts nothing.
+written into the stack's Redis from this process, so no server has seen them.
+After a warm-up on a short log, the player of each seat in turn subscribes
+from seq 0 through the arbiter, and the step prints how long all of the log
+took to arrive, the server CPU it cost, and what the table keeps in Redis per
+commit (log and head). It asserts nothing.
 """
 
 from __future__ import annotations
@@ -32,17 +33,17 @@ GAME = "wie-waldi"
 SEATS = 4
 COMMITS = 5000
 TABLE = "catchup"
+#: A short log resumed first, so that the measured resumes do not pay for the stack's warm-up.
+WARM_TABLE, WARM_COMMITS = "catchup-warm", 300
 PREFIX = "catchup"
-#: Resumes measured one after another; the first also pays for the stack's warm-up.
-RESUMES = 4
 
 
-async def seed_log(store: TableStore, player_id: str, commits: int) -> float:
+async def seed_log(store: TableStore, table_id: str, players: list[str], commits: int) -> float:
     """Commit ``commits`` changes to one table (new games as games end); the CPU seconds spent."""
     cls = engine_class(GAME)
     bots = [bot_levels(GAME)["heuristic"]() for _ in range(SEATS)]
     rng = random.Random(1)
-    meta = TableMeta(TABLE, GAME, [player_id, *(f"other{seat}" for seat in range(1, SEATS))])
+    meta = TableMeta(table_id, GAME, players)
     started = time.process_time()
     record = await store.create(meta, cls.new(SEATS, {}, 1), [{"type": "game_started"}])
     while record.seq < commits:
@@ -60,7 +61,7 @@ async def seed_log(store: TableStore, player_id: str, commits: int) -> float:
             engine: Game = head.game()
             return Change(engine, engine.apply(seat, action), head.meta, seat, action)
 
-        committed, _ = await store.commit(TABLE, act)
+        committed, _ = await store.commit(table_id, act)
         assert committed is not None
         record = committed
     return time.process_time() - started
@@ -74,11 +75,11 @@ async def redis_bytes(store: TableStore) -> tuple[int, int, int]:
             int(await redis.memory_usage(head_key, samples=0) or 0), int(await redis.xlen(log_key)))
 
 
-async def resume_from_zero(endpoints: Endpoints, client: StammtischClient, last_seq: int) -> float:
+async def resume_from_zero(client: StammtischClient, table_id: str, last_seq: int) -> float:
     """Seconds from Subscribe(after_seq=0) to the arrival of ``last_seq``."""
     started = time.perf_counter()
     stream = client.arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
-        table_id=TABLE, after_seq=0), metadata=client.auth)
+        table_id=table_id, after_seq=0), metadata=client.auth)
     async for reply in stream:
         if reply.update.seq >= last_seq:
             break
@@ -88,29 +89,35 @@ async def resume_from_zero(endpoints: Endpoints, client: StammtischClient, last_
 
 
 async def measure(stack: LaunchedStack, redis_url: str, nats_url: str, commits: int = COMMITS) -> None:
-    """Seed the log through the stack's Redis, then resume from seq 0 three times."""
+    """Seed the logs through the stack's Redis; warm the stack up on a short one; then each
+    seat in turn resumes from seq 0 on the long one (a seat's views are never cached yet)."""
     endpoints = Endpoints.of(stack.endpoints)
     settings = dataclasses.replace(Settings.from_env(), redis_url=redis_url, nats_url=nats_url,
                                    key_prefix=PREFIX)
-    async with open_runtime(settings, name="stammtisch-bench-catchup") as runtime, \
-            StammtischClient(endpoints) as client:
-        player_id = await client.login("catchup")
-        store = TableStore(runtime, deadline_policy(0.0, 86_400.0))
-        cpu = await seed_log(store, player_id, commits)
-        log_bytes, head_bytes, entries = await redis_bytes(store)
-        say(f"Catch-up: a {GAME} table of {entries:,} commits (several games), seat 0 resumes from seq 0")
+    clients = [StammtischClient(endpoints) for _ in range(SEATS)]
+    try:
+        async with open_runtime(settings, name="stammtisch-bench-catchup") as runtime:
+            players = [await client.login(f"catchup{seat}") for seat, client in enumerate(clients)]
+            store = TableStore(runtime, deadline_policy(0.0, 86_400.0))
+            await seed_log(store, WARM_TABLE, players, WARM_COMMITS)
+            cpu = await seed_log(store, TABLE, players, commits)
+            log_bytes, head_bytes, entries = await redis_bytes(store)
+        say(f"Catch-up: a {GAME} table of {entries:,} commits (several games); each seat resumes "
+            "from seq 0 in turn")
         say(f"  seeding in this process: {cpu / entries * 1e3:5.2f} ms CPU per commit (bots, engine, "
             "encoding, Redis client)")
         say(f"  in Redis: log {log_bytes:,} B = {log_bytes / entries:,.0f} B per commit; "
             f"head {head_bytes:,} B")
-        for attempt in range(RESUMES):
+        await resume_from_zero(clients[0], WARM_TABLE, WARM_COMMITS)
+        for seat, client in enumerate(clients):
             before = servers_cpu(stack)
-            seconds = await resume_from_zero(endpoints, client, entries)
+            seconds = await resume_from_zero(client, TABLE, entries)
             after = servers_cpu(stack)
             server = "n/a" if before is None or after is None else f"{after - before:5.2f} s"
-            first = " (the stack's first stream: warm-up)" if attempt == 0 else ""
-            say(f"  resume from seq 0 over {entries:,} commits (#{attempt + 1}): {seconds:5.2f} s, "
-                f"server CPU {server}{first}")
+            say(f"  resume from seq 0 over {entries:,} commits, seat {seat}: {seconds:5.2f} s, "
+                f"server CPU {server}")
+    finally:
+        await asyncio.gather(*(client.close() for client in clients))
 
 
 def stack_env(redis_url: str, nats_url: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ it with the pure engine. The log format is described in README.md
 from __future__ import annotations
 
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -113,7 +113,8 @@ class CommitRecord:
         """Compact bytes for the head, NATS and log snapshots, made once: the commit and its
         announcement share them."""
         if self._blob is None:
-            data = {"seq": self.seq, "at": self.at, "meta": asdict(self.meta), "state": self.state,
+            # Shallow: the fields already are JSON data (asdict() would copy the meta leaf by leaf).
+            data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": self.state,
                     "events": self.events, "deadlines": self.deadlines, "actor": self.actor,
                     "action": self.action, "base": self.base}
             self._blob = zlib.compress(dumps(data), 1)
