@@ -53,17 +53,16 @@ class CommitRecord:
     """One commit of a table: everything needed to show seq to anyone.
 
     The head holds the newest one whole (:meth:`encode`). The log holds one
-    whole only as a snapshot (every ``SNAPSHOT_EVERY`` commits, and for every
+    whole only as a snapshot (every ``SNAPSHOT_EVERY``-th seq, and every
     commit no seat's action explains); every other log entry is the commit's
-    :meth:`entry`: the action, its events and deadlines, and ``base``, the
-    snapshot it is rebuilt from by re-applying the actions after it with the
-    pure engine (:func:`replay`).
+    :meth:`entry`: the action, its events and deadlines, rebuilt from the
+    snapshot before it by re-applying the actions after it with the pure
+    engine (:func:`replay`).
     """
 
     def __init__(self, seq: int, at: float, meta: TableMeta, state: dict[str, Any] | None,
                  events: list[Event], deadlines: dict[str, float], actor: int | None = None,
-                 action: dict[str, Any] | None = None, base: int = 0, engine: Game | None = None,
-                 ) -> None:
+                 action: dict[str, Any] | None = None, engine: Game | None = None) -> None:
         assert state is not None or engine is not None, "a commit needs its state or its engine"
         self.seq = seq
         self.at = at
@@ -76,9 +75,6 @@ class CommitRecord:
         #: start, a round's time limit (Wie Waldi), seating changes, the table's close.
         self.actor = actor
         self.action = action
-        #: The seq of the log snapshot this commit is rebuilt from (its own seq for a snapshot;
-        #: 0 in records written before the log kept snapshots: unknown).
-        self.base = base
         self._state = state
         #: The engine at this seq, shared and never changed (only views are made from it).
         self._engine = engine
@@ -91,11 +87,6 @@ class CommitRecord:
             assert self._engine is not None
             self._state = self._engine.to_dict()
         return self._state
-
-    @property
-    def snapshot(self) -> bool:
-        """True when the log keeps this commit whole."""
-        return self.base == self.seq
 
     def game(self) -> Game:
         """The engine restored at this sequence number: the caller's own, to change at will."""
@@ -116,16 +107,15 @@ class CommitRecord:
             # Shallow: the fields already are JSON data (asdict() would copy the meta leaf by leaf).
             data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": self.state,
                     "events": self.events, "deadlines": self.deadlines, "actor": self.actor,
-                    "action": self.action, "base": self.base}
+                    "action": self.action}
             self._blob = zlib.compress(dumps(data), 1)
         return self._blob
 
     def entry(self) -> bytes:
         """The log entry of a commit that is not a snapshot: what :func:`replay` needs and what
-        every update shows besides the view (no state, no meta: the base snapshot has them)."""
+        every update shows besides the view (no state, no meta: the snapshot before it has them)."""
         return dumps({"seq": self.seq, "at": self.at, "events": self.events,
-                      "deadlines": self.deadlines, "actor": self.actor, "action": self.action,
-                      "base": self.base})
+                      "deadlines": self.deadlines, "actor": self.actor, "action": self.action})
 
     @classmethod
     def decode(cls, blob: bytes) -> CommitRecord:
@@ -143,7 +133,7 @@ def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False)
     the commit made). ``discard_previous``: nobody else holds ``previous``, so its engine is
     taken over instead of copied (``previous`` is unusable afterwards)."""
     data = orjson.loads(entry)
-    if data["seq"] != previous.seq + 1 or data["base"] > previous.seq:
+    if data["seq"] != previous.seq + 1:
         raise LookupError(f"log entry {data['seq']} does not follow commit {previous.seq}")
     if discard_previous and previous._engine is not None:
         game, previous._engine = previous._engine, None
@@ -151,7 +141,7 @@ def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False)
         game = previous.game()
     game.apply(data["actor"], data["action"])
     return CommitRecord(data["seq"], data["at"], previous.meta, None, data["events"],
-                        data["deadlines"], data["actor"], data["action"], data["base"], game)
+                        data["deadlines"], data["actor"], data["action"], game)
 
 
 def dumps(value: Any) -> bytes:

@@ -33,8 +33,8 @@ TABLE_TTL_MS = 7 * 86_400 * 1000
 MAX_ATTEMPTS = 50
 #: Tables whose newest decoded head this process keeps (see TableStore.known).
 KNOWN_HEADS = 4096
-#: At most this many commits between two snapshots of the whole record in the log: reading one
-#: seq re-applies at most this many actions (a few microseconds each).
+#: Every commit whose seq is a multiple of this is a snapshot in the log (besides those no seat's
+#: action explains): reading one seq re-applies fewer actions than this (microseconds each).
 SNAPSHOT_EVERY = 100
 
 _COMMIT = """
@@ -188,12 +188,25 @@ class TableStore:
         entries = await self.redis.xrange(log_key, f"({max(after_seq, 0)}-0", "+", count=limit)
         if not entries:
             return []
-        first = entries[0][1]
-        if b"rec" in first or (previous is not None and previous.seq == after_seq):
+        if b"rec" in entries[0][1] or (previous is not None and previous.seq == after_seq):
             return _rebuilt(entries, previous)
-        base = int(orjson.loads(first[b"act"])["base"])
-        before = await self.redis.xrange(log_key, f"{base}-0", f"({after_seq + 1}-0")
+        before = await self._back_to_snapshot(log_key, after_seq)
         return _rebuilt(before + entries, None, skip=len(before))
+
+    async def _back_to_snapshot(self, log_key: str, seq: int) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """The log entries from the newest snapshot at or before ``seq`` through ``seq``, oldest
+        first (one read: a snapshot is at most SNAPSHOT_EVERY entries back)."""
+        found: list[tuple[bytes, dict[bytes, bytes]]] = []
+        high = f"{seq}-0"
+        while True:
+            entries = await self.redis.xrevrange(log_key, high, "-", count=SNAPSHOT_EVERY)
+            for index, (_id, fields) in enumerate(entries):
+                if b"rec" in fields:
+                    return (found + entries[:index + 1])[::-1]
+            if len(entries) < SNAPSHOT_EVERY:
+                raise LookupError(f"the log {log_key!r} has no snapshot at or before {seq}")
+            found += entries
+            high = f"({entries[-1][0].decode()}"
 
     async def log_back(self, table_id: str, before_seq: int,
                        count: int) -> list[tuple[int, CommitRecord | None]]:
@@ -269,9 +282,8 @@ class TableStore:
             now = time.time()
             seq = (head.seq if head else 0) + 1
             deadlines = self.deadlines(head, change, now)
-            base = head.base if head is not None and not _needs_snapshot(head, change, seq) else seq
             record = CommitRecord(seq, now, change.meta, change.game.to_dict(), change.events,
-                                  deadlines, change.actor, change.action, base)
+                                  deadlines, change.actor, change.action)
             has_results = any(e.get("type") in RESULT_EVENTS for e in change.events)
             status, value = await self._script(
                 keys=[self.key(table_id, "head"), self.key(table_id, "log"),
@@ -281,7 +293,7 @@ class TableStore:
                       min(deadlines.values()) if deadlines else "", table_id,
                       "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS,
                       "1" if change.game.over or change.meta.closed else "0",
-                      b"" if record.snapshot else record.entry()])
+                      b"" if _snapshot(head, change, seq) else record.entry()])
             if status == b"ok":
                 self._remember(record)
                 return record, None
@@ -311,13 +323,12 @@ class TableStore:
         return None, answer
 
 
-def _needs_snapshot(head: CommitRecord, change: Change, seq: int) -> bool:
-    """Whether the log keeps this commit whole (the first commit always is): no seat's action
-    explains it (a game start, a time limit, seating, the close), it changes the meta, or the
-    last snapshot is ``SNAPSHOT_EVERY`` commits back (or unknown: a head from before snapshots)."""
-    return (not head.base or change.actor is None or change.action is None
-            or (change.meta is not head.meta and change.meta != head.meta)
-            or seq - head.base >= SNAPSHOT_EVERY)
+def _snapshot(head: CommitRecord | None, change: Change, seq: int) -> bool:
+    """Whether the log keeps this commit whole: the first commit, every ``SNAPSHOT_EVERY``-th
+    seq, and every commit no seat's action explains (a game start, a time limit, seating, the
+    close) or that changes the meta."""
+    return (head is None or seq % SNAPSHOT_EVERY == 0 or change.actor is None or change.action is None
+            or (change.meta is not head.meta and change.meta != head.meta))
 
 
 def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRecord | None,

@@ -137,6 +137,12 @@ async def test_every_seq_read_back_from_the_log_is_the_commit_as_made(
         one = await _store(runtime).record(table_id, after)
         assert _same(one, made[after])
 
+    for other in (2, 100):  # a reader whose snapshot interval is not the writer's walks back as far
+        monkeypatch.setattr(store_module, "SNAPSHOT_EVERY", other)
+        for seq in rng.sample(sorted(made), 10):
+            assert _same(await _store(runtime).record(table_id, seq), made[seq])
+    monkeypatch.setattr(store_module, "SNAPSHOT_EVERY", EVERY)
+
     fed = []
     async for record in TableFeeds(runtime, reader).commits(table_id, 0):
         fed.append(record)
@@ -155,17 +161,19 @@ async def test_the_log_keeps_the_whole_record_only_where_no_action_explains_it(
     assert all(b"rec" in fields or b"act" in fields for _id, fields in entries)
     assert all(later - earlier <= EVERY for earlier, later in itertools.pairwise(snapshots))
     for seq, record in made.items():
-        if record.actor is None or record.action is None or seq == 1 or \
+        if record.actor is None or record.action is None or seq == 1 or seq % EVERY == 0 or \
                 dataclasses.asdict(record.meta) != dataclasses.asdict(made[seq - 1].meta):
             assert seq in snapshots, seq
+        else:
+            assert seq not in snapshots, seq
     for _id, fields in entries:
         if b"act" in fields:
             assert set(orjson.loads(fields[b"act"])) == {"seq", "at", "events", "deadlines", "actor",
-                                                        "action", "base"}
+                                                        "action"}
 
 
 async def test_a_table_committed_before_snapshots_reads_and_goes_on(runtime: Runtime) -> None:
-    """A head and log written whole per commit without ``base`` (before this format)."""
+    """A head and log written whole per commit (before snapshots): read as snapshots."""
     store = _store(runtime)
     game = engine_class("willi").new(4, {}, 3)
     meta = TableMeta("old", "willi", ["p0", "p1", "p2", "p3"], seed=3)
@@ -174,9 +182,11 @@ async def test_a_table_committed_before_snapshots_reads_and_goes_on(runtime: Run
                                "deadlines": {}, "actor": None, "action": None}), 1)
     await runtime.redis.hset(store.key("old", "head"), mapping={"seq": 1, "rec": old})
     await runtime.redis.xadd(store.key("old", "log"), {"rec": old}, id="1-0")
-    record, _ = await store.commit("old", first_legal_move)
-    assert record is not None and record.snapshot  # the old head names no snapshot: a new one
-    record, _ = await store.commit("old", first_legal_move)
-    assert record is not None and not record.snapshot
+    made = [(await store.commit("old", first_legal_move))[0] for _ in range(2)]
+    entries = await runtime.redis.xrange(store.key("old", "log"))
+    assert [sorted(fields) for _id, fields in entries] == [[b"rec"], [b"act"], [b"act"]]
     log = await _store(runtime).log_after("old", 0)
-    assert [r.seq for r in log] == [1, 2, 3] and _same(log[-1], record)
+    assert [r.seq for r in log] == [1, 2, 3]
+    assert all(record is not None and _same(one, record) for one, record in zip(log[1:], made, strict=True))
+    one = await _store(runtime).record("old", 3)
+    assert made[-1] is not None and _same(one, made[-1])
