@@ -14,6 +14,7 @@ import re
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import grpc
@@ -62,11 +63,15 @@ async def _table(group: list[StammtischClient]) -> str:
     return table.table_id
 
 
-async def _hold(client: StammtischClient, table_id: str) -> None:
-    """One stream, read until cancelled."""
-    async for _reply in client.engine.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id),
-                                                metadata=client.auth):
-        pass
+async def _hold(client: StammtischClient, table_id: str, failed: Counter[str]) -> None:
+    """One stream, read until cancelled; a stream the server ends is counted by its status."""
+    try:
+        async for _reply in client.engine.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id),
+                                                    metadata=client.auth):
+            pass
+        failed["ended by the server"] += 1
+    except grpc.aio.AioRpcError as err:
+        failed[f"{err.code().name}: {err.details()}"] += 1
 
 
 async def soak(stack: LaunchedStack, tables: int, per_table: int) -> None:
@@ -86,14 +91,18 @@ async def soak(stack: LaunchedStack, tables: int, per_table: int) -> None:
             ids = await asyncio.gather(*(_table(group) for group in batch))
             table_ids.extend(zip(batch, ids, strict=True))
         say(f"  {tables} live tables of {GAME} set up in {time.perf_counter() - started:.1f} s")
-        holders = [asyncio.create_task(_hold(client, table_id))
+        failed: Counter[str] = Counter()
+        holders = [asyncio.create_task(_hold(client, table_id, failed))
                    for group, table_id in table_ids for client in group[:per_table]]
         wanted = len(holders)
         deadline = time.monotonic() + 120
-        while (now := open_streams(stack)) < wanted and time.monotonic() < deadline:
+        while (now := await asyncio.to_thread(open_streams, stack)) < wanted - sum(failed.values()) \
+                and time.monotonic() < deadline:
             await asyncio.sleep(1.0)
         say(f"  {now:.0f} of {wanted} streams open (the servers' gauge), "
             f"{time.perf_counter() - started:.1f} s after the start")
+        for reason, count in failed.most_common():
+            say(f"  {count} streams failed: {reason}")
         await asyncio.sleep(5.0)  # let the servers settle
         rss = {pid: rss_bytes(pid) for pid in server_pids(stack)}
         each = ", ".join(f"pid {pid} {size / 2**20:,.0f} MB" for pid, size in rss.items())
