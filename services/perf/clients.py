@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import uvloop
+
 from services.perf.arbiter import SEATS, TablesRun, play_tables, seated_tables
 from services.perf.stats import Samples
 from shared.heap import settle_heap
@@ -67,9 +69,7 @@ async def _play(share: Share, conn: multiprocessing.connection.Connection) -> Ta
 
 
 def _client_main(share: Share, conn: multiprocessing.connection.Connection) -> None:
-    """The body of one client process: ready, play, report (or report the error)."""
-    import uvloop
-
+    """The body of one client process (on uvloop, as the servers): ready, play, report (or the error)."""
     try:
         conn.send(uvloop.run(_play(share, conn)))
     except Exception as err:  # noqa: BLE001 - the parent reports it; a bench must not hang on a dead child
