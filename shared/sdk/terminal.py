@@ -37,6 +37,8 @@ class LineReader:
         self.fd = sys.stdin.fileno() if fd is None else fd
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self._partial = b""
+        #: The prompt waiting for an answer ("" when none does).
+        self.asking = ""
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(self.fd, self._readable)
 
@@ -54,6 +56,19 @@ class LineReader:
 
     def close(self) -> None:
         self._loop.remove_reader(self.fd)
+
+    def ask(self, prompt: str) -> None:
+        """Show a prompt; :meth:`interject` shows it again after news printed meanwhile."""
+        self.asking = prompt
+        print(prompt, end="", flush=True)
+
+    def interject(self, text: str) -> None:
+        """Print news that came while a prompt waits (a tournament's), then that prompt again."""
+        if self.asking:
+            print()
+        print(text, flush=True)
+        if self.asking:
+            print(self.asking, end="", flush=True)
 
     async def line(self) -> str:
         """The next line; EOFError once stdin is closed (and at every call after that)."""
@@ -93,7 +108,7 @@ class Session:
 
     def prompt(self, current: Update) -> None:
         count = len(current.view.get("legal", []))
-        print(f"your move [1-{count}], Enter to refresh: ", end="", flush=True)
+        self.reader.ask(f"your move [1-{count}], Enter to refresh: ")
 
     async def choose(self, current: Update) -> tuple[dict[str, Any] | None, Update]:
         """Wait for a number typed or for news; returns the chosen action (None: none) and
@@ -125,6 +140,7 @@ class Session:
                 typed = asyncio.ensure_future(self.reader.line())
         finally:
             typed.cancel()
+            self.reader.asking = ""
 
     async def send(self, action: dict[str, Any], current: Update) -> int:
         """Send the action; returns the sequence number to catch up to."""

@@ -189,15 +189,15 @@ async def play(endpoints: Endpoints, tournament_id: str, name: str, device: str 
             await sdk.register(client, tournament_id)
         print(f"registered for {tournament_id}; waiting for the seating · Ctrl-C leaves", flush=True)
         table: list[str] = []  # the table of the round being played, if any
+        reader = LineReader()
 
         def follow(news: tournament_pb2.WatchTournamentResponse) -> None:
-            print(describe(news), flush=True)
+            reader.interject(describe(news))
             if news.change == "seated" and news.HasField("your_seat"):
                 table[:] = [news.your_seat.table_id]
             elif news.change == "round_finished":
                 table.clear()
 
-        reader = LineReader()
         try:
             last = await sdk.play_tournament(
                 client, tournament_id, lambda c, table_id: play_game(c, table_id, reader), follow)

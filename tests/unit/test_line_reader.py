@@ -28,3 +28,18 @@ async def test_lines_piped_at_once_reach_every_prompt(monkeypatch: pytest.Monkey
     finally:
         reader.close()
         stdin.close()
+
+
+async def test_news_while_a_prompt_waits_shows_the_prompt_again(capsys: pytest.CaptureFixture[str]) -> None:
+    """A tournament's news printed mid-prompt must not bury the question still open."""
+    read_end, write_end = os.pipe()
+    reader = LineReader(read_end)
+    try:
+        reader.interject("[1] started")
+        reader.ask("your move [1-2]: ")
+        reader.interject("[2] game_finished")
+    finally:
+        reader.close()
+        os.close(read_end)
+        os.close(write_end)
+    assert capsys.readouterr().out == "[1] started\nyour move [1-2]: \n[2] game_finished\nyour move [1-2]: "
