@@ -77,8 +77,8 @@ def _play(args: argparse.Namespace) -> int:
     if args.tournament:
         from shared.sdk import tournament_cli
 
-        return asyncio.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
-                                               args.name, args.device))
+        return tournament_cli.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
+                                                      args.name, args.device))
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
                            _endpoints(args), args.turn_seconds, args.device))  # type: ignore[arg-type]
@@ -96,22 +96,20 @@ def _bots(args: argparse.Namespace) -> int:
 
 
 def _tournament(args: argparse.Namespace) -> int:
-    import asyncio
-
     from shared.sdk import tournament_cli
 
     endpoints = _endpoints(args)
     if args.action == "create":
-        return asyncio.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
+        return tournament_cli.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
     if args.action == "join":
-        return asyncio.run(tournament_cli.join(endpoints, args.id, args.bots,  # type: ignore[arg-type]
-                                               args.think))
+        return tournament_cli.run(tournament_cli.join(endpoints, args.id, args.bots,  # type: ignore[arg-type]
+                                                      args.think))
     if args.action == "watch":
-        return asyncio.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
+        return tournament_cli.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
     if args.action in CONTROL_HELP:
-        return asyncio.run(tournament_cli.control(endpoints, args.action, args.id,  # type: ignore[arg-type]
-                                                  args.device, getattr(args, "player", "")))
-    return asyncio.run(tournament_cli.standings(endpoints, args.id))  # type: ignore[arg-type]
+        return tournament_cli.run(tournament_cli.control(endpoints, args.action, args.id,  # type: ignore[arg-type]
+                                                         args.device, getattr(args, "player", "")))
+    return tournament_cli.run(tournament_cli.standings(endpoints, args.id))  # type: ignore[arg-type]
 
 
 def _winrate(args: argparse.Namespace) -> int:

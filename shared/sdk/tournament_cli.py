@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -147,30 +148,35 @@ def _player_id(tournament: tournament_pb2.Tournament, who: str) -> str:
 
 async def control(endpoints: Endpoints, action: str, tournament_id: str, device: str | Path,
                   player: str = "") -> int:
-    """An organizer control (``CONTROLS``) as the organizer of the device file; a refusal is
-    printed (PERMISSION_DENIED: not its organizer; FAILED_PRECONDITION: not now) with exit 1."""
+    """An organizer control (``CONTROLS``) as the organizer of the device file."""
     async with StammtischClient(endpoints) as organizer:
         await login_from_file(organizer, device)
-        try:
-            if action == "remove":
-                got = await organizer.tournaments.GetTournament(
-                    tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=organizer.auth)
-                player_id = _player_id(got.tournament, player)
-                reply: Any = await organizer.tournaments.RemovePlayer(tournament_pb2.RemovePlayerRequest(
-                    tournament_id=tournament_id, player_id=player_id), metadata=organizer.auth)
-            else:
-                call = getattr(organizer.tournaments, f"{action.capitalize()}Tournament")
-                request = getattr(tournament_pb2, f"{action.capitalize()}TournamentRequest")
-                reply = await call(request(tournament_id=tournament_id), metadata=organizer.auth)
-        except grpc.aio.AioRpcError as err:
-            print(f"refused: {err.code().name}: {err.details()}", file=sys.stderr)
-            return 1
-        except LookupError as err:
-            print(f"refused: {err.args[0]}", file=sys.stderr)
-            return 1
+        if action == "remove":
+            got = await organizer.tournaments.GetTournament(
+                tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=organizer.auth)
+            reply: Any = await organizer.tournaments.RemovePlayer(tournament_pb2.RemovePlayerRequest(
+                tournament_id=tournament_id, player_id=_player_id(got.tournament, player)),
+                metadata=organizer.auth)
+        else:
+            call = getattr(organizer.tournaments, f"{action.capitalize()}Tournament")
+            request = getattr(tournament_pb2, f"{action.capitalize()}TournamentRequest")
+            reply = await call(request(tournament_id=tournament_id), metadata=organizer.auth)
     status = tournament_pb2.TournamentStatus.Name(reply.tournament.status)
     print(f"tournament {tournament_id} {CONTROLS[action]}{' ' + player if player else ''}: {status}")
     return 0
+
+
+def run(command: Coroutine[Any, Any, int]) -> int:
+    """Run a command; a refusal is one line on stderr and exit 1, not a traceback
+    (PERMISSION_DENIED: not the organizer; FAILED_PRECONDITION: not now; NOT_FOUND: no such
+    tournament)."""
+    try:
+        return asyncio.run(command)
+    except grpc.aio.AioRpcError as err:
+        print(f"refused: {err.code().name}: {err.details()}", file=sys.stderr)
+    except LookupError as err:
+        print(f"refused: {err.args[0]}", file=sys.stderr)
+    return 1
 
 
 async def play(endpoints: Endpoints, tournament_id: str, name: str, device: str | None = None) -> int:

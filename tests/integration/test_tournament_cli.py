@@ -101,6 +101,10 @@ def test_the_organizer_controls_it_later_from_another_shell(cli_env: dict[str, s
             bots.wait()
     standings = stammtisch(cli_env, "tournament", "standings", tid).stdout
     assert "TOURNAMENT_STATUS_CANCELLED" in standings
+    for command in (("tournament", "standings", "0" * 32), ("tournament", "watch", "0" * 32),
+                    ("tournament", "pause", "x"), ("play", "willi", "--tournament", "0" * 32)):
+        refused = stammtisch(cli_env, *command)
+        assert refused.returncode == 1 and refused.stderr.startswith("refused: "), refused.stderr
     assert [line.split()[1:3] for line in standings.splitlines() if "(withdrawn)" in line] == [["Bot", "2"]]
 
 
