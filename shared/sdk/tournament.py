@@ -55,6 +55,13 @@ async def register(client: StammtischClient, tournament_id: str,
     return (await client.tournaments.Register(request, metadata=client.auth)).tournament
 
 
+async def get(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
+    """The tournament as it is now."""
+    reply = await client.tournaments.GetTournament(
+        tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=client.auth)
+    return reply.tournament
+
+
 async def start(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
     """Organizer: start now."""
     reply = await client.tournaments.StartTournament(
@@ -137,10 +144,7 @@ async def play_tournament(client: StammtischClient, tournament_id: str, player: 
                 if on_news is not None:
                     on_news(news)
                 if news.change == "created":
-                    reply = await client.tournaments.GetTournament(
-                        tournament_pb2.GetTournamentRequest(tournament_id=tournament_id),
-                        metadata=client.auth)
-                    games = reply.tournament.settings.games_per_round
+                    games = (await get(client, tournament_id)).settings.games_per_round
                 elif news.change == "seated" and news.HasField("your_seat"):
                     seat_task = seats.create_task(play_round(client, news.your_seat.table_id, games, player))
                 elif news.change == "round_finished" and seat_task is not None:

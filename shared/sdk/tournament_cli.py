@@ -110,9 +110,7 @@ async def join(endpoints: Endpoints, tournament_id: str, bots: int, think: float
     """Register ``bots`` bot clients that play through the real API."""
     async with StammtischClient(endpoints) as client:
         await client.login("lookup")
-        reply = await client.tournaments.GetTournament(
-            tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=client.auth)
-    game = sdk.GAME_ENUMS_BY_NUMBER[reply.tournament.settings.game]
+        game = sdk.GAME_ENUMS_BY_NUMBER[(await sdk.get(client, tournament_id)).settings.game]
     await bot_entries(endpoints, tournament_id, game, bots, think)
     return 0
 
@@ -152,10 +150,9 @@ async def control(endpoints: Endpoints, action: str, tournament_id: str, device:
     async with StammtischClient(endpoints) as organizer:
         await login_from_file(organizer, device)
         if action == "remove":
-            got = await organizer.tournaments.GetTournament(
-                tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=organizer.auth)
+            entrant = _player_id(await sdk.get(organizer, tournament_id), player)
             reply: Any = await organizer.tournaments.RemovePlayer(tournament_pb2.RemovePlayerRequest(
-                tournament_id=tournament_id, player_id=_player_id(got.tournament, player)),
+                tournament_id=tournament_id, player_id=entrant),
                 metadata=organizer.auth)
         else:
             call = getattr(organizer.tournaments, f"{action.capitalize()}Tournament")
@@ -188,10 +185,9 @@ async def play(endpoints: Endpoints, tournament_id: str, name: str, device: str 
     """
     async with StammtischClient(endpoints) as client:
         await login(client, name, device)
-        reply = await client.tournaments.GetTournament(
-            tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=client.auth)
-        game = sdk.GAME_ENUMS_BY_NUMBER[reply.tournament.settings.game]
-        if all(p.player_id != client.player_id for p in reply.tournament.players):
+        tournament = await sdk.get(client, tournament_id)
+        game = sdk.GAME_ENUMS_BY_NUMBER[tournament.settings.game]
+        if all(p.player_id != client.player_id for p in tournament.players):
             await sdk.register(client, tournament_id)
         print(f"registered for {tournament_id}; waiting for the seating · Ctrl-C leaves", flush=True)
         table: list[str] = []  # the table of the round being played, if any
