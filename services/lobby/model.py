@@ -91,6 +91,9 @@ class LobbyTable:
     version: int = 0
     #: Set by a change that leaves nobody at the table: the repository deletes it.
     closed: bool = False
+    #: A tournament's table: its director readies the seats and starts every game (with the
+    #: tournament's seeds), so its players never get ready themselves.
+    tournament_id: str = ""
 
     # -- storage ------------------------------------------------------------------
 
@@ -234,6 +237,9 @@ class LobbyTable:
         seat = self.seat_of(player_id)
         if seat is None or not self.seats[seat].person:
             raise Refused("only players seated at this table may get ready")
+        if self.tournament_id:
+            raise Refused(f"a table of tournament {self.tournament_id}: its director starts "
+                          f"every game, nobody gets ready here")
         if self.status == Status.PLAYING:
             raise Refused("a game is running; get ready for the next one after it ends")
         self.seats[seat].ready = ready
