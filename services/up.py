@@ -21,7 +21,6 @@ from shared.token_secret import require_token_secret, with_local_secret
 
 log = get_logger("up")
 
-
 def _port_or_free(preferred: int) -> int:
     return free_port() if answers(f"tcp://127.0.0.1:{preferred}") else preferred
 
