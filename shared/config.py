@@ -9,9 +9,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-#: Service name -> default gRPC port.
+#: The one list of services, name -> default gRPC port. Everything that names the services
+#: reads it: the CLI's --service choices, the runner, the SDK's Endpoints, the launcher's
+#: port variables, the deploy and fuzz tests. Adding a service means an entry here and a
+#: package services/<name> with a ``service.py`` (and its manifests, which tests/deploy checks).
 DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054,
                                   "tournament": 50055}
+#: The services' names, in DEFAULT_PORTS order (the order of Endpoints and of `up`'s banner).
+SERVICE_NAMES: tuple[str, ...] = tuple(DEFAULT_PORTS)
 #: The largest answer a server sends and the SDK accepts: a finished game's replay
 #: (HistoryService.GetReplay, every state of every commit) is up to about 3.5 MB for a
 #: 4-seat Wie Waldi game, near gRPC's default 4 MB.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.config import DEFAULT_PORTS, Settings
+from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
 from shared.localinfra import local_servers
 from shared.runtime import Runtime, open_runtime
 
@@ -79,8 +79,8 @@ async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
 
 @pytest.fixture
 async def stack(settings: Settings) -> AsyncIterator[dict[str, str]]:
-    """All four services in this process; yields service name -> "host:port"."""
-    from services.runner import SERVICE_NAMES, running_services
+    """Every service in this process; yields service name -> "host:port"."""
+    from services.runner import running_services
 
     async with running_services(settings, SERVICE_NAMES) as running:
         yield {item.service.name: f"127.0.0.1:{item.port}" for item in running}

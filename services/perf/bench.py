@@ -171,7 +171,7 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
         bare_samples += await fsync_costs(data_dir / "fsync")
         say()
         say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
-            "(clients in this process, all four services in the child)")
+            "(clients in this process, every service in the child)")
         runs = [(f"{step.name}, 1 worker", await arbiter_step(stack, step)) for step in STEPS]
         runs.append((f"{SATURATING.name}, 1 worker, unary", await arbiter_step(stack, SATURATING, False)))
     with launched_stack(env, data_dir / "stack-n", workers=workers) as many:

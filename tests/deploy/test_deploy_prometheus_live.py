@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import PROMETHEUS_DIR, SERVICES, dashboard_panels, load_yaml
+from deploy_support import PROMETHEUS_DIR, dashboard_panels, load_yaml
 from prometheus_server import PrometheusAPI, start_prometheus
 from service_processes import service_processes
 
@@ -35,6 +35,7 @@ from services.perf.arbiter import SEATS as WALDI_SEATS
 from services.perf.arbiter import BotSeat, play_table, seat_players
 from services.perf.bench import STACK_ENV
 from services.perf.loadtest import SEATS, Tournament
+from shared.config import SERVICE_NAMES
 from shared.sdk.client import Endpoints, StammtischClient
 
 pytestmark = [
@@ -161,7 +162,7 @@ async def test_dashboard_and_alerts_on_a_real_prometheus(
         try:
             api = PrometheusAPI(prometheus.url)
             await _until("every target up", lambda: len(api.query('up{job="stammtisch"} == 1'))
-                         == len(SERVICES))
+                         == len(SERVICE_NAMES))
             stop = asyncio.Event()
             load = asyncio.create_task(_load(stack.endpoints, stop))
             try:

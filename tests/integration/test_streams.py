@@ -23,9 +23,9 @@ from prometheus_client import REGISTRY
 from proxy_support import FaultyProxy
 
 from services.launch import LaunchedStack, start_stack
-from services.runner import SERVICE_NAMES, running_services
+from services.runner import running_services
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
-from shared.config import Settings
+from shared.config import SERVICE_NAMES, Settings
 from shared.games.registry import engine_class
 from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from services.launch import STAMMTISCH, launched_stack
+from shared.config import SERVICE_NAMES
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +28,7 @@ def test_create_join_with_play_and_see_the_final_standings(infra: tuple[str, str
     with launched_stack({"REDIS_URL": redis_url, "NATS_URL": nats_url, "STAMMTISCH_BOT_DELAY": "0.01",
                          "STAMMTISCH_LOG_LEVEL": "warning"}, tmp_path) as stack:
         ports = {f"STAMMTISCH_{name.upper()}_PORT": stack.endpoints[name].rsplit(":", 1)[1]
-                 for name in ("lobby", "engine", "arbiter", "scoring", "tournament")}
+                 for name in SERVICE_NAMES}
         env = {**os.environ, **ports}
         organizer = subprocess.Popen(
             [STAMMTISCH, "tournament", "create", "--game", "willi-stich", "--capacity", "3",
