@@ -16,10 +16,17 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
 from shared.localinfra import local_servers
 from shared.runtime import Runtime, open_runtime
+
+#: Property tests check properties, not speed (that is `make bench`'s business): no deadline
+#: per example, which a machine loaded by other work overruns with perfectly fast code (the
+#: ratings tests did: openskill rates a 6-person game in milliseconds, and in over 200 ms there).
+hypothesis_settings.register_profile("stammtisch", deadline=None)
+hypothesis_settings.load_profile("stammtisch")
 
 
 def _docker_answers() -> bool:
