@@ -209,6 +209,8 @@ async def test_dashboard_and_alerts_on_a_real_prometheus(
             active = {(a["labels"]["alertname"], a["labels"].get("component"), a["state"])
                       for a in api.alerts()}
             print(f"after killing {KILLED}: {sorted(active)}")
-            assert active == {(name, KILLED, "pending") for name in DOWN_ALERTS}
+            # A latency alert may be pending on a busy machine here too (never firing).
+            assert {alert for alert in active if alert[0] not in LATENCY_ALERTS or alert[2] != "pending"} \
+                == {(name, KILLED, "pending") for name in DOWN_ALERTS}
         finally:
             prometheus.stop()
