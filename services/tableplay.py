@@ -17,7 +17,7 @@ import grpc
 import structlog
 
 from services.base import Service
-from services.tableupdates import UpdateCache
+from services.tableupdates import UpdateCache, field_bytes
 from shared.api.stammtisch.v1 import common_pb2, errors_pb2
 from shared.config import Settings
 from shared.games.base import Game
@@ -135,10 +135,14 @@ class TablePlay:
                        sorted({self.store.clocks_key(g): g for g in games}.values())]
         self.updates = UpdateCache()
         self._turns = TableTurns()
+        # Labelled once: a label lookup takes a lock, and these are counted per action or message.
+        self._lag = EVENT_LAG.labels(service)
+        self._applied = {game: ACTIONS.labels(game, "applied", "") for game in games}
 
-    def update_for(self, record: CommitRecord, seat: int | None) -> common_pb2.TableUpdate:
-        """One commit as ``seat`` sees it (None: a spectator), shared with every caller of that seat."""
-        return self.updates.of(record).update(seat)
+    def update_for(self, record: CommitRecord, seat: int | None) -> bytes:
+        """One commit as ``seat`` sees it (None: a spectator): a serialised TableUpdate, shared
+        with every caller of that seat."""
+        return self.updates.of(record).wire(seat)
 
     # -- who is asking --------------------------------------------------------------
 
@@ -153,8 +157,9 @@ class TablePlay:
     # -- the three calls --------------------------------------------------------------
 
     async def act(self, who: Identity, table_id: str, action_id: str,
-                  action_pb: common_pb2.Action, guard: Guard | None = None) -> common_pb2.TableUpdate:
-        """Apply one action of the caller's seat, exactly once per action id.
+                  action_pb: common_pb2.Action, guard: Guard | None = None) -> bytes:
+        """Apply one action of the caller's seat, exactly once per action id; the answer is
+        the caller's update of the commit, serialised (a TableUpdate).
 
         ``guard`` sees the head the action would be applied to, inside the
         atomic commit, and may refuse it before the rules do.
@@ -204,27 +209,28 @@ class TablePlay:
         if answer is not None:
             return answer, record
         assert record is not None
-        ACTIONS.labels(game_name, "applied", "").inc()
+        self._applied[game_name].inc()
         return {"seq": record.seq}, record
 
     async def _reply(self, who: Identity, table_id: str, answer: Mapping[str, Any],
-                     record: CommitRecord | None) -> common_pb2.TableUpdate:
+                     record: CommitRecord | None) -> bytes:
         if "error" in answer:
             raise RuleError(ErrorCode(answer["error"]), str(answer.get("message", "")))
         if record is None:  # a raced retry of this action id was applied first
             record = await self.store.record(table_id, int(answer["seq"]))
         return self.update_for(record, self._seat(record, who))
 
-    async def view(self, who: Identity, table_id: str) -> common_pb2.TableUpdate:
-        """The caller's view of the newest commit."""
+    async def view(self, who: Identity, table_id: str) -> bytes:
+        """The caller's view of the newest commit (a serialised TableUpdate)."""
         _bind(table_id)
         record = await self.store.head(table_id)
         self._check_game(record)
         return self.update_for(record, self._seat(record, who))
 
     async def subscribe(self, who: Identity, table_id: str,
-                        after_seq: int) -> AsyncIterator[common_pb2.TableUpdate]:
-        """Commits after ``after_seq`` as the caller sees them: the log, then live."""
+                        after_seq: int) -> AsyncIterator[bytes]:
+        """Commits after ``after_seq`` as the caller sees them (serialised TableUpdates): the
+        log, then live."""
         _bind(table_id)
         if after_seq < 0:
             raise invalid("after_seq must be >= 0")
@@ -238,14 +244,14 @@ class TablePlay:
                 async for record in commits:
                     update = self.update_for(record, self._seat(record, who))
                     if record.seq > head.seq:
-                        EVENT_LAG.labels(self.service).observe(max(0.0, time.time() - record.at))
+                        self._lag.observe(max(0.0, time.time() - record.at))
                     yield update
         finally:
             OPEN_STREAMS.labels(self.service).dec()
 
 
     async def play_stream(self, who: Identity, steps: AsyncIterator[PlayStep],
-                          ) -> AsyncIterator[common_pb2.TableUpdate | common_pb2.PlayAnswer]:
+                          ) -> AsyncIterator[bytes | common_pb2.PlayAnswer]:
         """Subscribe and act on one stream: the first step names the table and ``after_seq``;
         updates come as in :meth:`subscribe`, and each action step gets one answer, in order.
 
@@ -259,11 +265,11 @@ class TablePlay:
             return
         table_id = first.table_id
         _bind(table_id)
-        out: asyncio.Queue[common_pb2.TableUpdate | common_pb2.PlayAnswer | _Ended] = \
+        out: asyncio.Queue[bytes | common_pb2.PlayAnswer | _Ended] = \
             asyncio.Queue(PLAY_BUFFER)
 
         async def follow() -> None:
-            updates = cast(AsyncGenerator[common_pb2.TableUpdate, None],
+            updates = cast(AsyncGenerator[bytes, None],
                            self.subscribe(who, table_id, first.after_seq))
             async with contextlib.aclosing(updates):
                 async for update in updates:
@@ -316,9 +322,23 @@ class TablePlay:
         return common_pb2.PlayAnswer(action_id=step.action_id, seq=int(answer["seq"]))
 
 
-def play_response(item: common_pb2.TableUpdate | common_pb2.PlayAnswer, response: type[Any]) -> Any:
-    """One item of :meth:`TablePlay.play_stream` as a service's Play response message."""
-    return response(update=item) if isinstance(item, common_pb2.TableUpdate) else response(answer=item)
+def with_update(response: type[Any], update: bytes) -> bytes:
+    """A service's response message carrying a serialised update (its field ``update``), as
+    wire bytes: the shared update is neither copied into the message nor serialised again."""
+    number = _UPDATE_FIELDS.get(response)
+    if number is None:
+        number = _UPDATE_FIELDS[response] = int(response.DESCRIPTOR.fields_by_name["update"].number)
+    return field_bytes(number, update)
+
+
+#: Response message class -> the number of its ``update`` field.
+_UPDATE_FIELDS: dict[type[Any], int] = {}
+
+
+def play_response(item: bytes | common_pb2.PlayAnswer, response: type[Any]) -> Any:
+    """One item of :meth:`TablePlay.play_stream` as a service's Play response (wire bytes for
+    an update, the message for an answer)."""
+    return with_update(response, item) if isinstance(item, bytes) else response(answer=item)
 
 
 async def _stop_all(tasks: list[asyncio.Task[None]]) -> None:

@@ -6,6 +6,12 @@ send differs only in the view, so the parts every update shares (events,
 deadlines, time) are encoded once per commit and each seat's update once per
 (commit, seat). The views still come from the engine's ``view(seat)`` only,
 and a seat's update is only ever handed to a caller of that seat.
+
+Updates leave a process as wire bytes: each (commit, seat) update is
+serialised once, and each service's response wraps those bytes
+(:func:`field_bytes`) instead of copying the update into a new message that
+gRPC would serialise again, once per stream. The servers send bytes as they
+are (shared/rpc/interceptors.py).
 """
 
 from __future__ import annotations
@@ -26,6 +32,21 @@ WHOLE_TABLE = -1
 CACHED_COMMITS = 2048
 
 
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def field_bytes(number: int, payload: bytes) -> bytes:
+    """The wire form of a message whose only set field, ``number``, holds the serialised
+    message ``payload`` (protobuf's length-delimited encoding)."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
 def _timestamp(at: float) -> Timestamp:
     stamp = Timestamp()
     stamp.FromNanoseconds(int(at * 1e9))
@@ -33,16 +54,20 @@ def _timestamp(at: float) -> Timestamp:
 
 
 class CommitUpdates:
-    """One commit as each seat sees it; built lazily, seat by seat, at most once each."""
+    """One commit as each seat sees it; built lazily, seat by seat, at most once each.
+
+    The parts every receiver shares are serialised once; a seat's update is those bytes
+    followed by its own view and seat (protobuf's wire format merges concatenated messages).
+    """
 
     def __init__(self, record: CommitRecord, game: Game | None = None) -> None:
         self.record = record
         self._game = game
-        self._shared: common_pb2.TableUpdate | None = None
-        self._by_seat: dict[int, common_pb2.TableUpdate] = {}
+        self._shared: bytes | None = None
+        self._by_seat: dict[int, bytes] = {}
 
-    def _base(self) -> common_pb2.TableUpdate:
-        """Everything but the view and the seat: the same for every receiver."""
+    def _base(self) -> bytes:
+        """Everything but the view and the seat, serialised: the same for every receiver."""
         if self._shared is None:
             record = self.record
             self._shared = common_pb2.TableUpdate(
@@ -52,22 +77,20 @@ class CommitUpdates:
                 committed_at=_timestamp(record.at),
                 deadlines=[common_pb2.Deadline(seat=int(k) if k.isdigit() else WHOLE_TABLE,
                                                expires_at=_timestamp(at))
-                           for k, at in sorted(shown_deadlines(record.deadlines).items())])
+                           for k, at in sorted(shown_deadlines(record.deadlines).items())],
+            ).SerializeToString()
         return self._shared
 
-    def update(self, seat: int | None) -> common_pb2.TableUpdate:
-        """The update for ``seat`` (None: a spectator). Shared: callers must not change it."""
+    def wire(self, seat: int | None) -> bytes:
+        """The serialised TableUpdate for ``seat`` (None: a spectator), once per (commit, seat)."""
         key = SPECTATOR if seat is None else seat
-        update = self._by_seat.get(key)
-        if update is None:
+        wire = self._by_seat.get(key)
+        if wire is None:
             if self._game is None:
                 self._game = self.record.game()
-            update = common_pb2.TableUpdate()
-            update.CopyFrom(self._base())
-            update.view_json = dumps(self._game.view(seat)).decode()
-            update.seat = key
-            self._by_seat[key] = update
-        return update
+            own = common_pb2.TableUpdate(view_json=dumps(self._game.view(seat)).decode(), seat=key)
+            wire = self._by_seat[key] = self._base() + own.SerializeToString()
+        return wire
 
 
 class UpdateCache:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from services.base import Service
-from services.tableplay import Guard, PlayService, PlayStep, TablePlay, play_response
+from services.tableplay import Guard, PlayService, PlayStep, TablePlay, play_response, with_update
 from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc
 from shared.games.catalog import played_by
 from shared.games.errors import ErrorCode, RuleError
@@ -38,32 +38,34 @@ def same_round(round_no: int) -> Guard:
 
 
 class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
-    """Thin gRPC shell over :class:`TablePlay`; races are settled by the commit order."""
+    """Thin gRPC shell over :class:`TablePlay`; races are settled by the commit order.
+
+    Updates are answered as wire bytes of the response messages (services/tableupdates.py).
+    """
 
     def __init__(self, play: TablePlay) -> None:
         self.play = play
 
-    async def Act(self, request: arbiter_pb2.ArbiterServiceActRequest,
-                  context: grpc.aio.ServicerContext) -> arbiter_pb2.ArbiterServiceActResponse:
+    async def Act(self, request: arbiter_pb2.ArbiterServiceActRequest,  # type: ignore[override]
+                  context: grpc.aio.ServicerContext) -> bytes:
         guard = same_round(request.round) if request.HasField("round") else None
         update = await self.play.act(caller(), request.table_id, request.action_id, request.action,
                                      guard)
-        return arbiter_pb2.ArbiterServiceActResponse(update=update)
+        return with_update(arbiter_pb2.ArbiterServiceActResponse, update)
 
-    async def GetView(self, request: arbiter_pb2.ArbiterServiceGetViewRequest,
-                      context: grpc.aio.ServicerContext) -> arbiter_pb2.ArbiterServiceGetViewResponse:
+    async def GetView(self, request: arbiter_pb2.ArbiterServiceGetViewRequest,  # type: ignore[override]
+                      context: grpc.aio.ServicerContext) -> bytes:
         update = await self.play.view(caller(), request.table_id)
-        return arbiter_pb2.ArbiterServiceGetViewResponse(update=update)
+        return with_update(arbiter_pb2.ArbiterServiceGetViewResponse, update)
 
     async def Subscribe(self, request: arbiter_pb2.ArbiterServiceSubscribeRequest,  # type: ignore[override]
-                        context: grpc.aio.ServicerContext,
-                        ) -> AsyncIterator[arbiter_pb2.ArbiterServiceSubscribeResponse]:
+                        context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
-            yield arbiter_pb2.ArbiterServiceSubscribeResponse(update=update)
+            yield with_update(arbiter_pb2.ArbiterServiceSubscribeResponse, update)
 
     async def Play(self, request_iterator: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest],  # type: ignore[override]
                    context: grpc.aio.ServicerContext,
-                   ) -> AsyncIterator[arbiter_pb2.ArbiterServicePlayResponse]:
+                   ) -> AsyncIterator[bytes | arbiter_pb2.ArbiterServicePlayResponse]:
         await context.send_initial_metadata(())  # the call is accepted: clients may write (PlayStream)
         async for item in self.play.play_stream(caller(), _steps(request_iterator)):
             yield play_response(item, arbiter_pb2.ArbiterServicePlayResponse)

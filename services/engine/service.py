@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from services.base import Service
-from services.tableplay import PlayService, PlayStep, TablePlay, play_response
+from services.tableplay import PlayService, PlayStep, TablePlay, play_response, with_update
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.games.catalog import played_by
 from shared.rpc.auth import caller
@@ -15,27 +15,28 @@ from shared.runtime import Runtime
 
 
 class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
-    """Thin gRPC shell over :class:`TablePlay`."""
+    """Thin gRPC shell over :class:`TablePlay`; updates are answered as wire bytes of the
+    response messages (services/tableupdates.py)."""
 
     def __init__(self, play: TablePlay) -> None:
         self.play = play
 
-    async def Act(self, request: engine_pb2.ActRequest,
-                  context: grpc.aio.ServicerContext) -> engine_pb2.ActResponse:
+    async def Act(self, request: engine_pb2.ActRequest,  # type: ignore[override]
+                  context: grpc.aio.ServicerContext) -> bytes:
         update = await self.play.act(caller(), request.table_id, request.action_id, request.action)
-        return engine_pb2.ActResponse(update=update)
+        return with_update(engine_pb2.ActResponse, update)
 
-    async def GetView(self, request: engine_pb2.GetViewRequest,
-                      context: grpc.aio.ServicerContext) -> engine_pb2.GetViewResponse:
-        return engine_pb2.GetViewResponse(update=await self.play.view(caller(), request.table_id))
+    async def GetView(self, request: engine_pb2.GetViewRequest,  # type: ignore[override]
+                      context: grpc.aio.ServicerContext) -> bytes:
+        return with_update(engine_pb2.GetViewResponse, await self.play.view(caller(), request.table_id))
 
     async def Subscribe(self, request: engine_pb2.SubscribeRequest,  # type: ignore[override]
-                        context: grpc.aio.ServicerContext) -> AsyncIterator[engine_pb2.SubscribeResponse]:
+                        context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
-            yield engine_pb2.SubscribeResponse(update=update)
+            yield with_update(engine_pb2.SubscribeResponse, update)
 
     async def Play(self, request_iterator: AsyncIterator[engine_pb2.PlayRequest],  # type: ignore[override]
-                   context: grpc.aio.ServicerContext) -> AsyncIterator[engine_pb2.PlayResponse]:
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[bytes | engine_pb2.PlayResponse]:
         await context.send_initial_metadata(())  # the call is accepted: clients may write (PlayStream)
         async for item in self.play.play_stream(caller(), _steps(request_iterator)):
             yield play_response(item, engine_pb2.PlayResponse)

@@ -132,6 +132,11 @@ class Game(ABC):
     def winners(self) -> list[int]:
         """Winning seats once over, else an empty list."""
 
+    def round_limit(self) -> tuple[int, float] | None:
+        """The running round and its time limit in seconds, for a server's round clock
+        (None: no limit). Asked on every commit, so it reads the state without a view."""
+        return None
+
     def default_action(self, seat: int) -> Action | None:
         """What a turn clock applies when ``seat`` lets its deadline pass.
 

@@ -35,7 +35,10 @@ def json_copy(value: Any) -> Any:
             return []
         if type(value[0]) in _LEAF_LISTS:
             return list(value)
-        return [item if type(item) in _PLAIN else json_copy(item) for item in value]
+        # Lists of lists of cards (piles, hands per seat) are copied without a call per list.
+        return [item if type(item) in _PLAIN else
+                list(item) if type(item) is list and (not item or type(item[0]) in _LEAF_LISTS) else
+                json_copy(item) for item in value]
     if kind is dict:
         copied = value.copy()
         for key, item in value.items():

@@ -109,6 +109,18 @@ def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
     return deserialize
 
 
+def _passthrough(serializer: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+    """The method's serializer, sending bytes as they are: a handler may answer with the wire
+    form of its response message, made once and shared (services/tableupdates.py)."""
+    if serializer is None:
+        return None
+
+    def serialize(message: Any) -> bytes:
+        return message if type(message) is bytes else serializer(message)
+
+    return serialize
+
+
 class StammtischInterceptor(grpc.aio.ServerInterceptor):
     """Wraps every handler of one server (the service name labels its metrics)."""
 
@@ -128,7 +140,7 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         metadata = tuple(handler_call_details.invocation_metadata or ())  # type: ignore[attr-defined]
         public = method.startswith(PUBLIC_PREFIXES)
         codec = {"request_deserializer": _tolerant(handler.request_deserializer),
-                 "response_serializer": handler.response_serializer}
+                 "response_serializer": _passthrough(handler.response_serializer)}
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, method, metadata, public), **codec)

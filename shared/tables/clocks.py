@@ -58,23 +58,24 @@ def deadline_policy(bot_delay: float, idle_seconds: float) -> DeadlinePolicy:
             return {}
         same_game = head is not None and head.meta.game_no == meta.game_no
         before = head.deadlines if head is not None and same_game else {}
-        public = game.view(None)
         deadlines: dict[str, float] = {}
-        for seat in game.to_act():
+        timed = meta.turn_seconds > 0 and not type(game).simultaneous
+        # Nobody's turn is clocked at a table of people without a turn time: no need to ask.
+        for seat in game.to_act() if timed or meta.bots else ():
             key = str(seat)
             if meta.is_bot(seat):
                 wait = bot_delay
-            elif meta.turn_seconds > 0 and not type(game).simultaneous:
+            elif timed:
                 wait = meta.turn_seconds
             else:
                 continue
             keep = key in before and change.actor != seat and (
                 meta.is_bot(seat) == (head is not None and head.meta.is_bot(seat)))
             deadlines[key] = before[key] if keep else now + wait
-        limit = public.get("round_seconds")
-        if limit:
-            key = f"{ROUND_PREFIX}{public.get('round')}"
-            deadlines[key] = before.get(key, now + float(limit))
+        limit = game.round_limit()
+        if limit is not None:
+            key = f"{ROUND_PREFIX}{limit[0]}"
+            deadlines[key] = before.get(key, now + limit[1])
         quiet = IDLE_KEY in before and _by_clock(change)
         deadlines[IDLE_KEY] = before[IDLE_KEY] if quiet else now + idle_seconds
         return deadlines

@@ -8,7 +8,7 @@ number (resuming clients, retried actions) without replaying the game.
 from __future__ import annotations
 
 import zlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import orjson
@@ -72,9 +72,9 @@ class CommitRecord:
         """Compact bytes for Redis and NATS, made once: the commit and its announcement share them."""
         if self._blob is None:
             # Shallow on purpose: the fields already are JSON data, and asdict() would deep-copy
-            # the whole engine state.
+            # the whole engine state (and the meta, leaf by leaf).
             data = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
-            data["meta"] = asdict(self.meta)
+            data["meta"] = dict(vars(self.meta))
             self._blob = zlib.compress(dumps(data), 1)
         return self._blob
 

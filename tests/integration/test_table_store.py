@@ -243,5 +243,6 @@ async def test_act_answers_with_the_update_the_actors_stream_carries(
     stream = aiter(play.subscribe(who, "t1", 1))
     carried = await asyncio.wait_for(anext(stream), 5)
     await stream.aclose()  # type: ignore[attr-defined]
-    assert carried.seq == reply.seq == 2 and carried.seat == 1
-    assert carried is reply
+    update = common_pb2.TableUpdate.FromString(carried)
+    assert update.seq == 2 and update.seat == 1
+    assert carried is reply  # the same serialised bytes, made once

@@ -1,10 +1,12 @@
-"""The deadline policy's idle close: people's changes move it, the clock's own commits do not."""
+"""The deadline policy: the idle close (people's changes move it, the clock's own commits do
+not) and a round's time limit (kept while the round runs, a new one for the next round)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from shared.games.wacker.engine import WilliWacker
+from shared.games.waldi.engine import WieWaldi
 from shared.tables.clocks import IDLE_KEY, deadline_policy, expire, shown_deadlines
 from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import Change
@@ -78,3 +80,25 @@ def test_the_idle_deadline_closes_the_game_and_nothing_is_owed_after() -> None:
 
 def test_clients_are_not_shown_the_idle_deadline() -> None:
     assert shown_deadlines({"0": 1.0, "round:2": 2.0, IDLE_KEY: 3.0}) == {"0": 1.0, "round:2": 2.0}
+
+
+def test_a_round_time_limit_is_kept_through_the_round_and_renewed_for_the_next() -> None:
+    meta = TableMeta("t2", "wie-waldi", ["anna", "ben", "cleo"])
+    game = WieWaldi.new(3, {"round_seconds": 60}, 4)
+    assert game.round_limit() == (1, 60.0)
+    head = CommitRecord(1, 100.0, meta, game.to_dict(), [],
+                        policy(None, Change(game, [], meta), 100.0))
+    assert head.deadlines == {"round:1": 160.0, IDLE_KEY: 100.0 + IDLE}
+    draw = Change(game, game.apply(0, {"type": "draw", "pile": 0}), meta, 0, {"type": "draw", "pile": 0})
+    assert policy(head, draw, 120.0) == {"round:1": 160.0, IDLE_KEY: 120.0 + IDLE}
+    time_up = Change(game, game.time_up(1), meta)
+    assert game.round_limit() == (2, 60.0)
+    assert policy(head, time_up, 170.0) == {"round:2": 230.0, IDLE_KEY: 170.0 + IDLE}
+
+
+def test_a_game_without_round_time_limit_has_no_round_deadline() -> None:
+    unlimited = WieWaldi.new(3, {"round_seconds": None}, 4)
+    assert unlimited.round_limit() is None
+    assert WilliWacker.new(3, {}, 1).round_limit() is None
+    meta = TableMeta("t3", "wie-waldi", ["anna", "ben", "cleo"])
+    assert policy(None, Change(unlimited, [], meta), 100.0) == {IDLE_KEY: 100.0 + IDLE}

@@ -182,6 +182,11 @@ class WieWaldi(Engine[WaldiState], game="wie-waldi"):
             return self._end_round(END_DEAD, None)
         return []
 
+    def round_limit(self) -> tuple[int, float] | None:
+        """The current round and the table's ``round_seconds`` (None without a limit)."""
+        limit = self.state.options["round_seconds"]
+        return (self.state.round, float(limit)) if limit else None
+
     def time_up(self, round_no: int | None = None) -> list[Event]:
         """End the current round because its time limit passed (like a dead end).
 
