@@ -1,1 +1,2 @@
-"""The four gRPC services. Each package exposes ``create(runtime) -> Service``."""
+"""The gRPC services, one package per name of shared.config.SERVICE_NAMES (whose ``service``
+module exposes ``create(runtime) -> Service``), and what they share (accounts, history, ...)."""

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from shared.config import SERVICE_NAMES
 from shared.localinfra import free_port
 
 STAMMTISCH = str(Path(sys.executable).parent / "stammtisch")
@@ -71,8 +72,7 @@ def _drain_stdout(process: subprocess.Popen[str], path: Path) -> threading.Threa
 
 def stack_env(overrides: Mapping[str, str], data_dir: Path) -> dict[str, str]:
     """Environment for a stack on free ports with its own key prefix."""
-    ports = {f"STAMMTISCH_{name}_PORT": str(free_port())
-             for name in ("LOBBY", "ENGINE", "ARBITER", "SCORING", "TOURNAMENT")}
+    ports = {f"STAMMTISCH_{name.upper()}_PORT": str(free_port()) for name in SERVICE_NAMES}
     return {**os.environ, **ports, "STAMMTISCH_METRICS_PORT": str(free_port()),
             "STAMMTISCH_KEY_PREFIX": f"run{os.getpid()}x{free_port()}",
             "STAMMTISCH_DATA_DIR": str(data_dir), "STAMMTISCH_GRACE_SECONDS": "1", **overrides}

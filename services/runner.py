@@ -28,13 +28,12 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from services.base import Service
-from shared.config import Settings
+from shared.config import SERVICE_NAMES, Settings
 from shared.logs import get_logger
 from shared.rpc.server import create_server
 from shared.runtime import Runtime, open_runtime
 from shared.tasks import not_cancelled
 
-SERVICE_NAMES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 #: The servers each service cannot answer without (all of them keep state in Redis and use NATS).
 NEEDS: dict[str, tuple[str, ...]] = dict.fromkeys(SERVICE_NAMES, ("redis", "nats"))
 #: How often the health watcher looks, and how long a Redis probe may take.

@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
+from shared.config import SERVICE_NAMES
 from shared.games.catalog import CATALOGUE
 
-SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 #: The organizer's lasting identity unless --device names another: `tournament create` makes
 #: it, the organizer controls log in with it (so they work from any later shell).
 ORGANIZER_DEVICE = os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"),
@@ -47,7 +47,7 @@ def _history(args: argparse.Namespace) -> int:
 def _up(args: argparse.Namespace) -> int:
     from services.up import up
 
-    return up(args.service or SERVICES, args.workers)
+    return up(args.service or SERVICE_NAMES, args.workers)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -166,18 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     up = sub.add_parser("up", help="run the whole stack (starts Redis/NATS if none answer)")
-    up.add_argument("--service", action="append", choices=SERVICES,
+    up.add_argument("--service", action="append", choices=SERVICE_NAMES,
                     help="only these services (repeatable); default: all")
     up.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                     help="server processes sharing the ports (default: one per core)")
     up.set_defaults(func=_up)
 
     serve = sub.add_parser("serve", help="run services against the configured Redis and NATS")
-    serve.add_argument("--service", action="append", choices=SERVICES, required=True)
+    serve.add_argument("--service", action="append", choices=SERVICE_NAMES, required=True)
     serve.set_defaults(func=_serve)
 
     health = sub.add_parser("healthcheck", help="exit 0 when a service reports SERVING")
-    health.add_argument("--service", choices=SERVICES, required=True)
+    health.add_argument("--service", choices=SERVICE_NAMES, required=True)
     health.add_argument("--address", help="host:port (default: 127.0.0.1 and its port)")
     health.set_defaults(func=_healthcheck)
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-#: Service name -> default gRPC port.
+#: The one list of services, name -> default gRPC port. Everything that names the services
+#: reads it: the CLI's --service choices, the runner, the SDK's Endpoints, the launcher's
+#: port variables, the deploy and fuzz tests. Adding a service means an entry here and a
+#: package services/<name> with a ``service.py`` (and its manifests, which tests/deploy checks).
 DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054,
                                   "tournament": 50055}
+#: The services' names, in DEFAULT_PORTS order (the order of Endpoints and of `up`'s banner).
+SERVICE_NAMES: tuple[str, ...] = tuple(DEFAULT_PORTS)
 #: The largest answer a server sends and the SDK accepts: a finished game's replay
 #: (HistoryService.GetReplay, every state of every commit) is up to about 3.5 MB for a
 #: 4-seat Wie Waldi game, near gRPC's default 4 MB.
@@ -45,6 +50,14 @@ def _positive(name: str, default: float) -> float:
     return value
 
 
+def _at_least_one(name: str, default: int) -> int:
+    """A count above 0: a limit that could be switched off would not bound anything."""
+    value = _int(name, default)
+    if value < 1:
+        raise ValueError(f"{name} must be a whole number above 0, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """One process's settings; build with :meth:`from_env`."""
@@ -71,6 +84,9 @@ class Settings:
     grace_seconds: float = 5.0
     max_message_bytes: int = 64 * 1024
     actions_per_second: float = 50.0
+    #: Token-less calls (Login, LoginDevice, RefreshToken, Logout) per peer address and minute
+    #: (shared/rpc/login_limits.py): a bucket of this many, refilled at this many a minute.
+    logins_per_minute: int = 600
     bot_delay_seconds: float = 0.8
     #: A running game in which no person acted for this long is closed (README, "Table lifetime").
     idle_close_seconds: float = 600.0
@@ -112,6 +128,7 @@ class Settings:
             grace_seconds=_float("STAMMTISCH_GRACE_SECONDS", cls.grace_seconds),
             max_message_bytes=_int("STAMMTISCH_MAX_MESSAGE_BYTES", cls.max_message_bytes),
             actions_per_second=_float("STAMMTISCH_ACTIONS_PER_SECOND", cls.actions_per_second),
+            logins_per_minute=_at_least_one("STAMMTISCH_LOGINS_PER_MINUTE", cls.logins_per_minute),
             bot_delay_seconds=_float("STAMMTISCH_BOT_DELAY", cls.bot_delay_seconds),
             idle_close_seconds=_positive("STAMMTISCH_IDLE_CLOSE_SECONDS", cls.idle_close_seconds),
             waiting_close_seconds=_positive("STAMMTISCH_WAITING_CLOSE_SECONDS",

@@ -16,10 +16,17 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
-from shared.config import DEFAULT_PORTS, Settings
+from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
 from shared.localinfra import local_servers
 from shared.runtime import Runtime, open_runtime
+
+#: Property tests check properties, not speed (that is `make bench`'s business): no deadline
+#: per example, which a machine loaded by other work overruns with perfectly fast code (the
+#: ratings tests did: openskill rates a 6-person game in milliseconds, and in over 200 ms there).
+hypothesis_settings.register_profile("stammtisch", deadline=None)
+hypothesis_settings.load_profile("stammtisch")
 
 
 def _docker_answers() -> bool:
@@ -79,8 +86,8 @@ async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
 
 @pytest.fixture
 async def stack(settings: Settings) -> AsyncIterator[dict[str, str]]:
-    """All four services in this process; yields service name -> "host:port"."""
-    from services.runner import SERVICE_NAMES, running_services
+    """Every service in this process; yields service name -> "host:port"."""
+    from services.runner import running_services
 
     async with running_services(settings, SERVICE_NAMES) as running:
         yield {item.service.name: f"127.0.0.1:{item.port}" for item in running}

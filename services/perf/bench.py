@@ -215,7 +215,7 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
         bare_samples += await fsync_costs(data_dir / "fsync")
         say()
         say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
-            f"(clients in up to {CLIENT_PROCESSES} processes of their own, all four services in the child)")
+            f"(clients in up to {CLIENT_PROCESSES} processes of their own, every service in the child)")
         runs = [(f"{step.name}, 1 worker", await arbiter_step(stack, step)) for step in STEPS]
         one_seat_unary = await arbiter_step(stack, ONE_SEAT, False)
         runs.append((f"{ONE_SEAT.name}, 1 worker, unary", one_seat_unary))

@@ -14,6 +14,7 @@ from shared.config import MAX_REPLY_BYTES, Settings
 from shared.metrics import BAD_REQUESTS, count_from_zero
 from shared.rpc.auth import TokenSigner
 from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
+from shared.rpc.login_limits import LoginLimitInterceptor
 
 Register = Callable[[grpc.aio.Server], None]
 #: Calls grpc-core may hold for the application before it cancels new ones (its defaults: 1,000
@@ -62,7 +63,9 @@ async def create_server(
     """
     signer = TokenSigner.from_settings(settings)
     limiter = RateLimiter(settings.actions_per_second, settings.actions_per_second * 2)
-    server = grpc.aio.server(interceptors=[StammtischInterceptor(service, signer, limiter)],
+    # The login limit runs inside the main interceptor, which logs, measures and maps its refusals.
+    server = grpc.aio.server(interceptors=[StammtischInterceptor(service, signer, limiter),
+                                           LoginLimitInterceptor(settings.logins_per_minute)],
                              options=server_options(settings))
     register(server)
     count_from_zero(BAD_REQUESTS, [(service, method.name) for name in full_names

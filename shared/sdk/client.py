@@ -28,13 +28,11 @@ from shared.api.stammtisch.v1 import (
     scoring_pb2_grpc,
     tournament_pb2_grpc,
 )
-from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES, Settings
+from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES, SERVICE_NAMES, Settings
 from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 
-#: The services a client talks to, in Endpoints order.
-SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: Longest pause between two attempts of one action, however many attempts are allowed.
@@ -63,7 +61,8 @@ def open_channel(target: str) -> grpc.aio.Channel:
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the services listen (each "host:port", or replicas as "ip:port,ip:port")."""
+    """Where the services listen (each "host:port", or replicas as "ip:port,ip:port"): one
+    field per name of shared.config.SERVICE_NAMES, in its order (tests/unit/test_services.py)."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
@@ -76,14 +75,14 @@ class Endpoints:
         """The services on a host, at ``ports``, else at the ports STAMMTISCH_*_PORT names (as
         `stammtisch up` reads them), else the default ports."""
         ports = ports or Settings.from_env().ports
-        return cls(*(f"{host}:{ports[n]}" for n in SERVICES))
+        return cls(**{name: f"{host}:{ports[name]}" for name in SERVICE_NAMES})
 
     @classmethod
     def of(cls, addresses: Mapping[str, str], **replicas: str) -> Endpoints:
         """The services of a name -> address map (as `stammtisch up` prints it; other names such as
         "metrics" are ignored), with another replica's address for any service in ``replicas``."""
         chosen = {**addresses, **replicas}
-        return cls(*(chosen[name] for name in SERVICES))
+        return cls(**{name: chosen[name] for name in SERVICE_NAMES})
 
 
 @dataclass
@@ -262,7 +261,7 @@ class StammtischClient:
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
-        self._channels = {name: open_channel(getattr(self.endpoints, name)) for name in SERVICES}
+        self._channels = {name: open_channel(getattr(self.endpoints, name)) for name in SERVICE_NAMES}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])

@@ -23,7 +23,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.metrics import MetricWrapperBase
 
 import shared.metrics
-from shared.config import DEFAULT_PORTS
+from shared.config import SERVICE_NAMES
 
 
 def _exposed_names(name: str, kind: str, labels: frozenset[str]) -> dict[str, frozenset[str]]:
@@ -81,7 +81,7 @@ def known_env_vars() -> set[str]:
     """Every environment variable shared/config.py reads."""
     source = (REPO_ROOT / "shared" / "config.py").read_text(encoding="utf-8")
     names = set(re.findall(r'"((?:STAMMTISCH|REDIS|NATS)_[A-Z_]+)"', source))
-    names |= {f"STAMMTISCH_{service.upper()}_PORT" for service in DEFAULT_PORTS}
+    names |= {f"STAMMTISCH_{service.upper()}_PORT" for service in SERVICE_NAMES}
     assert {"REDIS_URL", "NATS_URL", "STAMMTISCH_BIND", "STAMMTISCH_TOKEN_SECRET"} <= names
     return names
 

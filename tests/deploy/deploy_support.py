@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.config import DEFAULT_PORTS, Settings
+from shared.config import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_DIR = REPO_ROOT / "deploy"
@@ -21,9 +21,6 @@ PROMETHEUS_DIR = DEPLOY_DIR / "prometheus"
 DASHBOARD_PATH = DEPLOY_DIR / "grafana" / "stammtisch-dashboard.json"
 COMPOSE_PATH = REPO_ROOT / "docker-compose.yml"
 DOCKERFILE_PATH = DEPLOY_DIR / "Dockerfile"
-
-#: The four services, in DEFAULT_PORTS order (lobby, engine, arbiter, scoring).
-SERVICES: tuple[str, ...] = tuple(DEFAULT_PORTS)
 
 #: Fixed Kubernetes versions the manifests must validate against: the oldest
 #: with GA gRPC probes, and a recent one.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from services.healthcheck import check
 from services.launch import STAMMTISCH, stack_env
-from shared.config import DEFAULT_PORTS
+from shared.config import SERVICE_NAMES
 from shared.localinfra import LocalServer, free_port
 from shared.sdk.client import Endpoints
 
@@ -44,16 +44,16 @@ def _wait_serving(service: str, address: str, process: subprocess.Popen[bytes], 
 
 @contextlib.contextmanager
 def service_processes(overrides: Mapping[str, str], log_dir: Path) -> Iterator[ServiceProcesses]:
-    """All four services, one `stammtisch serve --service NAME` each, on free ports."""
+    """Every service, one `stammtisch serve --service NAME` each, on free ports."""
     log_dir.mkdir(parents=True, exist_ok=True)
     # `serve` has no built-in token secret; the lobby signs what the others verify.
     env = stack_env({"STAMMTISCH_TOKEN_SECRET": secrets.token_urlsafe(32), **overrides}, log_dir)
-    ports = {name: int(env[f"STAMMTISCH_{name.upper()}_PORT"]) for name in DEFAULT_PORTS}
-    metrics_ports = {name: free_port() for name in DEFAULT_PORTS}
+    ports = {name: int(env[f"STAMMTISCH_{name.upper()}_PORT"]) for name in SERVICE_NAMES}
+    metrics_ports = {name: free_port() for name in SERVICE_NAMES}
     addresses = {name: f"127.0.0.1:{port}" for name, port in ports.items()}
     processes: dict[str, LocalServer] = {}
     try:
-        for name in DEFAULT_PORTS:
+        for name in SERVICE_NAMES:
             with (log_dir / f"{name}.log").open("wb") as out:
                 processes[name] = LocalServer(name, f"grpc://{addresses[name]}", subprocess.Popen(
                     [STAMMTISCH, "serve", "--service", name],

@@ -1,4 +1,4 @@
-"""docker-compose.yml: the six services, their health checks, ports and environment."""
+"""docker-compose.yml: Redis, NATS and every service, their health checks, ports and environment."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import subprocess
 from typing import Any
 
 import pytest
-from deploy_support import COMPOSE_PATH, REPO_ROOT, SERVICES, load_yaml, settings_from
+from deploy_support import COMPOSE_PATH, REPO_ROOT, load_yaml, settings_from
 
-from shared.config import DEFAULT_PORTS
+from shared.config import DEFAULT_PORTS, SERVICE_NAMES
 
-REQUIRED_SERVICES = {"redis", "nats", *SERVICES}
-#: Host ports for the four services' /metrics (each container listens on its metrics port).
+REQUIRED_SERVICES = {"redis", "nats", *SERVICE_NAMES}
+#: Host ports for the services' /metrics (each container listens on its metrics port).
 METRICS_HOST_PORTS = {9101, 9102, 9103, 9104, 9105}
 
 _INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*)|:\?(?P<error>[^}]*))?\}")
@@ -46,7 +46,7 @@ def _ports(service: dict[str, Any]) -> list[tuple[str | None, int, int]]:
     return out
 
 
-def test_defines_the_six_services_with_health_checks(compose: dict[str, Any]) -> None:
+def test_defines_every_service_with_a_health_check(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert set(services) >= REQUIRED_SERVICES
     for name in REQUIRED_SERVICES:
@@ -54,6 +54,13 @@ def test_defines_the_six_services_with_health_checks(compose: dict[str, Any]) ->
         assert not check.get("disable", False), name
         assert check["test"][0] == "CMD", name
         assert len(check["test"]) > 1, name
+
+
+def test_serves_exactly_the_services_of_the_one_list(compose: dict[str, Any]) -> None:
+    """Every `stammtisch serve` container is a service of shared.config.SERVICE_NAMES, and each has one."""
+    served = [name for name, spec in compose["services"].items()
+              if (spec.get("command") or [None])[0] == "serve"]
+    assert sorted(served) == sorted(SERVICE_NAMES)
 
 
 def test_redis_and_nats(compose: dict[str, Any]) -> None:
@@ -77,7 +84,7 @@ def test_redis_and_nats(compose: dict[str, Any]) -> None:
     assert volumes[store] in compose["volumes"], "JetStream store is a named volume"
 
 
-@pytest.mark.parametrize("service", SERVICES)
+@pytest.mark.parametrize("service", SERVICE_NAMES)
 def test_stammtisch_service(
     service: str, compose: dict[str, Any], known_env_vars: set[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -115,7 +122,7 @@ def test_stammtisch_service(
 def test_metrics_host_ports_are_distinct(compose: dict[str, Any]) -> None:
     published = [
         published
-        for service in SERVICES
+        for service in SERVICE_NAMES
         for _, published, _target in _ports(compose["services"][service])
         if published in METRICS_HOST_PORTS
     ]

@@ -14,14 +14,13 @@ from deploy_support import (
     K8S_DIR,
     K8S_VERSIONS,
     REPO_ROOT,
-    SERVICES,
     configmap_of,
     health_service_name,
     load_yaml_all,
     settings_from,
 )
 
-from shared.config import DEFAULT_PORTS, Settings
+from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
 from shared.token_secret import require_token_secret
 
 SECRET_NAME = "stammtisch-token"
@@ -71,7 +70,14 @@ def test_kustomization_lists_every_manifest(k8s_files: dict[str, list[dict[str, 
     assert [image["name"] for image in kustomization["images"]] == ["stammtisch"]
 
 
-@pytest.mark.parametrize("service", SERVICES)
+def test_deploys_exactly_the_services_of_the_one_list(k8s_files: dict[str, list[dict[str, Any]]]) -> None:
+    """A service added to (or dropped from) shared.config.SERVICE_NAMES needs its manifest too."""
+    deployments = [doc["metadata"]["name"] for docs in k8s_files.values() for doc in docs
+                   if doc["kind"] == "Deployment"]
+    assert sorted(deployments) == sorted(SERVICE_NAMES)
+
+
+@pytest.mark.parametrize("service", SERVICE_NAMES)
 def test_service_file_holds_its_four_objects(
     service: str, k8s_files: dict[str, list[dict[str, Any]]]
 ) -> None:
@@ -81,7 +87,7 @@ def test_service_file_holds_its_four_objects(
     assert {doc["metadata"]["name"] for doc in docs} == {service}
 
 
-@pytest.mark.parametrize("service", SERVICES)
+@pytest.mark.parametrize("service", SERVICE_NAMES)
 def test_deployment(
     service: str, k8s_files: dict[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,7 +153,7 @@ def test_deployment(
     assert mounts == {"/tmp"}
 
 
-@pytest.mark.parametrize("service", SERVICES)
+@pytest.mark.parametrize("service", SERVICE_NAMES)
 def test_service_hpa_pdb_match_the_deployment(
     service: str, k8s_files: dict[str, list[dict[str, Any]]]
 ) -> None:
@@ -210,7 +216,7 @@ def test_kustomize_build() -> None:
     )
     assert result.returncode == 0, result.stderr
     docs = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
-    assert len(docs) == 3 + 4 * len(SERVICES)  # namespace, configmap, secret + 4 per service
+    assert len(docs) == 3 + 4 * len(SERVICE_NAMES)  # namespace, configmap, secret + 4 per service
     for doc in docs:
         if doc["kind"] != "Namespace":
             assert doc["metadata"]["namespace"] == "stammtisch", doc["metadata"]["name"]

@@ -11,13 +11,12 @@ import pytest
 from deploy_support import (
     DASHBOARD_PATH,
     PROMETHEUS_DIR,
-    SERVICES,
     TARGET_LABELS,
     dashboard_panels,
     load_yaml,
 )
 
-from shared.config import Settings
+from shared.config import SERVICE_NAMES, Settings
 
 #: Metric names as they appear in PromQL.
 _METRIC = re.compile(r"\b((?:stammtisch|process|python)_[a-zA-Z0-9_]+)\b")
@@ -87,7 +86,7 @@ def test_compose_prometheus_scrapes_every_service(compose: dict[str, Any]) -> No
     targets = {
         group["labels"]["component"]: group["targets"] for group in job["static_configs"]
     }
-    assert set(targets) == set(SERVICES)
+    assert set(targets) == set(SERVICE_NAMES)
     for service, [target] in targets.items():
         host, port = target.split(":")
         assert host == service and host in compose["services"]

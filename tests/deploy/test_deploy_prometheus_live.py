@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import PROMETHEUS_DIR, SERVICES, dashboard_panels, load_yaml
+from deploy_support import PROMETHEUS_DIR, dashboard_panels, load_yaml
 from prometheus_server import PrometheusAPI, start_prometheus
 from service_processes import service_processes
 
@@ -35,6 +35,7 @@ from services.perf.arbiter import SEATS as WALDI_SEATS
 from services.perf.arbiter import BotSeat, play_table, seat_players
 from services.perf.bench import STACK_ENV
 from services.perf.loadtest import SEATS, Tournament
+from shared.config import SERVICE_NAMES
 from shared.sdk.client import Endpoints, StammtischClient
 
 pytestmark = [
@@ -161,7 +162,7 @@ async def test_dashboard_and_alerts_on_a_real_prometheus(
         try:
             api = PrometheusAPI(prometheus.url)
             await _until("every target up", lambda: len(api.query('up{job="stammtisch"} == 1'))
-                         == len(SERVICES))
+                         == len(SERVICE_NAMES))
             stop = asyncio.Event()
             load = asyncio.create_task(_load(stack.endpoints, stop))
             try:
@@ -208,6 +209,8 @@ async def test_dashboard_and_alerts_on_a_real_prometheus(
             active = {(a["labels"]["alertname"], a["labels"].get("component"), a["state"])
                       for a in api.alerts()}
             print(f"after killing {KILLED}: {sorted(active)}")
-            assert active == {(name, KILLED, "pending") for name in DOWN_ALERTS}
+            # A latency alert may be pending on a busy machine here too (never firing).
+            assert {alert for alert in active if alert[0] not in LATENCY_ALERTS or alert[2] != "pending"} \
+                == {(name, KILLED, "pending") for name in DOWN_ALERTS}
         finally:
             prometheus.stop()

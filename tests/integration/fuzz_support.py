@@ -43,7 +43,7 @@ from shared.api.stammtisch.v1 import (  # noqa: F401 - register the services in 
     lobby_pb2,
     scoring_pb2,
 )
-from shared.config import Settings
+from shared.config import SERVICE_NAMES, Settings
 from shared.localinfra import free_port, start_nats
 from shared.rpc.auth import key_id
 
@@ -558,7 +558,7 @@ class FuzzedStack:
     def endpoints(self) -> dict[str, str]:
         """The gRPC services by name."""
         return {name: self.launched.endpoints[name]
-                for name in ("lobby", "engine", "arbiter", "scoring", "tournament")}
+                for name in SERVICE_NAMES}
 
     def nats_connection(self) -> int | None:
         """The client id of the stack's NATS connection as the NATS server sees it, if any."""

@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from services.runner import SERVICE_NAMES, running_services
-from shared.config import Settings
+from services.runner import running_services
+from shared.config import SERVICE_NAMES, Settings
 from shared.games.registry import bot_levels
 from shared.runtime import Runtime
 from shared.sdk.botplayer import play_seat
@@ -102,7 +102,7 @@ async def bot_table(client: StammtischClient, game: str, seats: int, **options: 
 
 @asynccontextmanager
 async def quick_stack(settings: Settings) -> AsyncIterator[Endpoints]:
-    """All four services in this process, server bots acting without delay (whole games in
+    """Every service in this process, server bots acting without delay (whole games in
     seconds)."""
     fast = dataclasses.replace(settings, bot_delay_seconds=0.0)
     async with running_services(fast, SERVICE_NAMES) as running:

@@ -19,9 +19,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import close_all, eventually, play_one, seated_players
 from scoring_support import auth, finished, scoring, table_results
 
-from services.runner import SERVICE_NAMES, Running, running_services
+from services.runner import Running, running_services
 from services.tableplay import PlayService
-from shared.config import Settings
+from shared.config import SERVICE_NAMES, Settings
 from shared.localinfra import LocalServer, server_pair
 from shared.runtime import open_runtime
 from shared.sdk.client import Endpoints

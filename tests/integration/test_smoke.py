@@ -10,10 +10,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.launch import start_stack
+from shared.config import SERVICE_NAMES
 from shared.localinfra import answers, free_port
 
 pytestmark = pytest.mark.integration
-SERVICES = ("lobby", "engine", "arbiter", "scoring")
 
 
 def _health(address: str) -> int:
@@ -27,7 +27,7 @@ def test_up_serves_health_on_every_service_and_stops_on_sigterm(
     redis_url, nats_url = infra
     stack = start_stack({"REDIS_URL": redis_url, "NATS_URL": nats_url}, tmp_path)
     try:
-        for name in SERVICES:
+        for name in SERVICE_NAMES:
             assert _health(stack.endpoints[name]) == health_pb2.HealthCheckResponse.SERVING, name
         with urllib.request.urlopen(f"http://{stack.endpoints['metrics']}/metrics", timeout=5) as page:
             assert "stammtisch_rpc_duration_seconds" in page.read().decode()
@@ -35,7 +35,7 @@ def test_up_serves_health_on_every_service_and_stops_on_sigterm(
         err = stack.stop()
     assert stack.process.returncode == 0, err
     assert '"event": "runtime_closed"' in err
-    for name in SERVICES:
+    for name in SERVICE_NAMES:
         assert not answers("tcp://" + stack.endpoints[name]), f"{name} still listening"
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from services.launch import STAMMTISCH, launched_stack
+from shared.config import SERVICE_NAMES
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +32,7 @@ def cli_env(infra: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     with launched_stack({"REDIS_URL": redis_url, "NATS_URL": nats_url, "STAMMTISCH_BOT_DELAY": "0.01",
                          "STAMMTISCH_LOG_LEVEL": "warning"}, data) as stack:
         ports = {f"STAMMTISCH_{name.upper()}_PORT": stack.endpoints[name].rsplit(":", 1)[1]
-                 for name in ("lobby", "engine", "arbiter", "scoring", "tournament")}
+                 for name in SERVICE_NAMES}
         yield {**os.environ, **ports, "XDG_CONFIG_HOME": str(data / "config")}
 
 

@@ -12,13 +12,16 @@ from typing import Any
 import grpc
 import jwt
 import pytest
+from google.protobuf import descriptor_pool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shared.api.stammtisch.v1 import accounts_pb2, lobby_pb2  # noqa: F401 - register the services
 from shared.ids import new_player_id
 from shared.rpc.auth import TokenSigner, bearer_token, check_secret, key_id
 from shared.rpc.errors import ServiceError
 from shared.rpc.interceptors import RateLimiter
+from shared.rpc.login_limits import LIMITED_PREFIXES, peer_host
 
 SECRET = secrets.token_urlsafe(32)
 PLAYER = new_player_id()
@@ -207,3 +210,23 @@ def test_rate_limiter_keeps_at_most_capacity_buckets_and_still_limits_the_busy_o
         limiter.allow(f"p{index}", now=0.0)
         assert len(limiter) <= 10
     assert [limiter.allow("busy", now=0.0) for _ in range(3)] == [True, True, False]
+
+
+def test_a_peer_is_its_address_without_the_port() -> None:
+    assert peer_host("ipv4:10.0.0.7:51234") == "ipv4:10.0.0.7"
+    assert peer_host("ipv6:[::1]:51234") == "ipv6:[::1]"
+    assert peer_host("ipv6:%5B::1%5D:51234") == "ipv6:%5B::1%5D"
+    assert peer_host("unix:/tmp/sock") == "unix:/tmp/sock"
+    assert peer_host("") == ""
+
+
+def test_the_login_limit_covers_exactly_the_token_less_stammtisch_calls_and_they_are_unary() -> None:
+    """The limiter wraps unary handlers only; a token-less stream would need its own check."""
+    pool = descriptor_pool.Default()
+    limited = [(service.full_name, method) for prefix in LIMITED_PREFIXES
+               for service in [pool.FindServiceByName(prefix.split("/")[1])]
+               for method in service.methods if f"/{service.full_name}/{method.name}".startswith(prefix)]
+    assert {f"{name}/{method.name}" for name, method in limited} == {
+        "stammtisch.v1.LobbyService/Login", "stammtisch.v1.AccountService/LoginDevice",
+        "stammtisch.v1.AccountService/RefreshToken", "stammtisch.v1.AccountService/Logout"}
+    assert not any(method.client_streaming or method.server_streaming for _, method in limited)
