@@ -99,6 +99,7 @@ def test_stammtisch_service(
     env = _environment(spec)
     assert set(env) <= known_env_vars, set(env) - known_env_vars
     assert env["STAMMTISCH_BIND"] == "0.0.0.0"
+    assert {f"STAMMTISCH_{name.upper()}_PORT" for name in SERVICE_NAMES} <= set(env)
     assert env["REDIS_URL"].startswith("redis://redis:")
     assert env["NATS_URL"].startswith("nats://nats:")
     # One secret for all, from the caller's environment, with no default: compose refuses to start

@@ -194,6 +194,8 @@ def test_configmap_sets_only_known_variables(
     settings = settings_from(data, monkeypatch)  # every value parses
     assert settings.bind_host == "0.0.0.0"
     assert settings.ports == DEFAULT_PORTS
+    # Every service's port is set here, so one edit of the ConfigMap moves any of them.
+    assert {f"STAMMTISCH_{name.upper()}_PORT" for name in SERVICE_NAMES} <= set(data)
 
 
 def test_secret_template_is_an_obvious_placeholder(
