@@ -87,7 +87,7 @@ class CommitUpdates:
         wire = self._by_seat.get(key)
         if wire is None:
             if self._game is None:
-                self._game = self.record.game()
+                self._game = self.record.engine()
             own = common_pb2.TableUpdate(view_json=dumps(self._game.view(seat)).decode(), seat=key)
             wire = self._by_seat[key] = self._base() + own.SerializeToString()
         return wire

@@ -123,6 +123,10 @@ def _bench(args: argparse.Namespace) -> int:
         from services.perf.soak import main as soak_main
 
         return soak_main(args.workers, args.tables, args.streams)
+    if args.catchup:
+        from services.perf.catchup import main as catchup_main
+
+        return catchup_main()
     from services.perf.bench import main as bench_main
 
     return bench_main(args.workers)
@@ -249,6 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="server processes of the multi-worker steps (default: one per core)")
     bench.add_argument("--soak", action="store_true",
                        help="instead: hold many live tables and open streams, print the servers' memory")
+    bench.add_argument("--catchup", action="store_true",
+                       help="instead: only the catch-up step (resume from seq 0 over a 5,000-commit log)")
     bench.add_argument("--tables", type=int, default=1000, help="--soak: live tables")
     bench.add_argument("--streams", type=int, default=4000, help="--soak: open streams")
     bench.set_defaults(func=_bench)

@@ -33,25 +33,23 @@ DURABLE = "history-archive"
 RETRY_SECONDS = 2.0
 ACK_WAIT_SECONDS = 30.0
 #: Log entries read per round trip while walking back to the game's start.
-BATCH = 200
+BATCH = 1000
 
 
 async def game_records(store: TableStore, table_id: str, game_no: int, last_seq: int) -> list[CommitRecord]:
-    """The commits of one game, oldest first: back from its last one to its ``game_started``."""
-    found: list[CommitRecord] = []
-    high = f"{last_seq}-0"
+    """The commits of one game, oldest first: back from its last one to its ``game_started``
+    (a game's start is always a snapshot of the log), then forward, each whole."""
+    high = last_seq
     while True:
-        entries = await store.redis.xrevrange(store.key(table_id, "log"), high, "-", count=BATCH)
-        for _id, fields in entries:
-            record = CommitRecord.decode(fields[b"rec"])
-            if record.meta.game_no != game_no:
-                continue
-            found.append(record)
-            if record.events and record.events[0].get("type") == "game_started":
-                return found[::-1]
+        entries = await store.log_back(table_id, high, BATCH)
+        for seq, snapshot in entries:
+            if (snapshot is not None and snapshot.meta.game_no == game_no and snapshot.events
+                    and snapshot.events[0].get("type") == "game_started"):
+                records = await store.log_after(table_id, seq - 1, limit=last_seq - seq + 1)
+                return [record for record in records if record.meta.game_no == game_no]
         if len(entries) < BATCH:
             raise LookupError(f"the log of table {table_id!r} no longer holds the start of game {game_no}")
-        high = f"({entries[-1][0].decode()}"
+        high = entries[-1][0] - 1
 
 
 def archive_of(records: list[CommitRecord]) -> GameArchive:

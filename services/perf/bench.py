@@ -12,9 +12,10 @@ The arbiter steps run with one server process, then the saturating step again
 with one worker per core (`--workers N`), side by side; then, on N workers, a
 step offering half the measured capacity shows the latency below saturation.
 Bots play over Play streams; the saturating step runs once more over unary Act
-calls for comparison. CPU is summed over every server process. `stammtisch
-bench --soak` (services/perf/soak.py) holds many live tables and open streams
-and prints the servers' memory.
+calls for comparison. CPU is summed over every server process. The last step
+resumes from seq 0 over a 5,000-commit log (services/perf/catchup.py; alone:
+`stammtisch bench --catchup`). `stammtisch bench --soak` (services/perf/soak.py)
+holds many live tables and open streams and prints the servers' memory.
 """
 
 from __future__ import annotations
@@ -225,6 +226,11 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
         pace = HALF_LOAD.tables * SEATS / max(1.0, saturated.rate / 2)
         runs.append((f"half load, {HALF_LOAD.tables} tables, {workers} workers",
                      await arbiter_step(many, HALF_LOAD, pace_seconds=pace)))
+    say()
+    # Imported here: the step uses this module's helpers.
+    from services.perf import catchup
+
+    await catchup.step(redis_url, nats_url, data_dir / "stack-catchup")
     say()
     summary(bare_samples, runs)
     floor = sum(samples.quantile(0.5) for samples in bare_samples[:3])

@@ -67,13 +67,14 @@ class TableFeeds:
         """Every commit with seq > after_seq, in order, forever: the log first, then live."""
         async with self._watch(table_id) as queue:
             last = after_seq
+            previous: CommitRecord | None = None  # the commit ``last``, once this feed has it
             read_log = True
             while True:
                 if read_log:
-                    page = await self.store.log_after(table_id, last, LOG_PAGE)
+                    page = await self.store.log_after(table_id, last, LOG_PAGE, previous)
                     for record in page:
                         yield record
-                        last = record.seq
+                        last, previous = record.seq, record
                     if len(page) == LOG_PAGE:
                         continue  # more of the log waits: read on instead of waiting for news
                 try:
@@ -88,4 +89,4 @@ class TableFeeds:
                 read_log = record.seq > last + 1
                 if record.seq == last + 1:
                     yield record
-                    last = record.seq
+                    last, previous = record.seq, record

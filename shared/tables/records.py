@@ -1,14 +1,17 @@
 """What one commit stores: the table's new state, its public events and its meta.
 
-Records are JSON (orjson) compressed with zlib: the full engine state is kept
-per commit so that any replica can rebuild any seat's view at any sequence
-number (resuming clients, retried actions) without replaying the game.
+Whole records are JSON (orjson) compressed with zlib: the head and the log's
+snapshots. A log entry between snapshots is plain JSON of the action, its
+events and deadlines; any replica rebuilds any seq (and so any seat's view
+there) from the nearest snapshot before it by re-applying the actions after
+it with the pure engine. The log format is described in README.md
+("Storage: the head and the log").
 """
 
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -46,37 +49,73 @@ class TableMeta:
         return str(seat) in self.bots
 
 
-@dataclass
 class CommitRecord:
-    """One entry of a table's log: everything needed to show seq to anyone."""
+    """One commit of a table: everything needed to show seq to anyone.
 
-    seq: int
-    at: float
-    meta: TableMeta
-    state: dict[str, Any]
-    events: list[Event]
-    #: Deadline key (seat as str, or "round") -> unix time it expires.
-    deadlines: dict[str, float]
-    #: The seat whose action this commit applied, whoever chose it: its player, its bot, or its
-    #: turn clock (the default action on expiry). None when no seat acted: the game start, a
-    #: round's time limit (Wie Waldi), seating changes.
-    actor: int | None = None
-    action: dict[str, Any] | None = None
-    _blob: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    The head holds the newest one whole (:meth:`encode`). The log holds one
+    whole only as a snapshot (every ``SNAPSHOT_EVERY``-th seq, and every
+    commit no seat's action explains); every other log entry is the commit's
+    :meth:`entry`: the action, its events and deadlines, rebuilt from the
+    snapshot before it by re-applying the actions after it with the pure
+    engine (:func:`replay`).
+    """
+
+    def __init__(self, seq: int, at: float, meta: TableMeta, state: dict[str, Any] | None,
+                 events: list[Event], deadlines: dict[str, float], actor: int | None = None,
+                 action: dict[str, Any] | None = None, engine: Game | None = None) -> None:
+        assert state is not None or engine is not None, "a commit needs its state or its engine"
+        self.seq = seq
+        self.at = at
+        self.meta = meta
+        self.events = events
+        #: Deadline key (seat as str, or "round") -> unix time it expires.
+        self.deadlines = deadlines
+        #: The seat whose action this commit applied, whoever chose it: its player, its bot, or
+        #: its turn clock (the default action on expiry). None when no seat acted: the game
+        #: start, a round's time limit (Wie Waldi), seating changes, the table's close.
+        self.actor = actor
+        self.action = action
+        self._state = state
+        #: The engine at this seq, shared and never changed (only views are made from it).
+        self._engine = engine
+        self._blob: bytes | None = None
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The engine's whole state at this seq (hidden cards included)."""
+        if self._state is None:
+            assert self._engine is not None
+            self._state = self._engine.to_dict()
+        return self._state
 
     def game(self) -> Game:
-        """The engine restored at this sequence number."""
+        """The engine restored at this sequence number: the caller's own, to change at will."""
+        if self._engine is not None:
+            return self._engine.copy()
         return engine_class(self.meta.game).from_dict(self.state)
 
+    def engine(self) -> Game:
+        """The engine at this seq, shared: for views only, never to be changed."""
+        if self._engine is None:
+            self._engine = self.game()
+        return self._engine
+
     def encode(self) -> bytes:
-        """Compact bytes for Redis and NATS, made once: the commit and its announcement share them."""
+        """Compact bytes for the head, NATS and log snapshots, made once: the commit and its
+        announcement share them."""
         if self._blob is None:
-            # Shallow on purpose: the fields already are JSON data, and asdict() would deep-copy
-            # the whole engine state (and the meta, leaf by leaf).
-            data = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
-            data["meta"] = dict(vars(self.meta))
+            # Shallow: the fields already are JSON data (asdict() would copy the meta leaf by leaf).
+            data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": self.state,
+                    "events": self.events, "deadlines": self.deadlines, "actor": self.actor,
+                    "action": self.action}
             self._blob = zlib.compress(dumps(data), 1)
         return self._blob
+
+    def entry(self) -> bytes:
+        """The log entry of a commit that is not a snapshot: what :func:`replay` needs and what
+        every update shows besides the view (no state, no meta: the snapshot before it has them)."""
+        return dumps({"seq": self.seq, "at": self.at, "events": self.events,
+                      "deadlines": self.deadlines, "actor": self.actor, "action": self.action})
 
     @classmethod
     def decode(cls, blob: bytes) -> CommitRecord:
@@ -86,6 +125,23 @@ class CommitRecord:
         record = cls(**data)
         record._blob = blob
         return record
+
+
+def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False) -> CommitRecord:
+    """The commit after ``previous`` from its log :meth:`~CommitRecord.entry`: the previous
+    engine with the entry's action applied (engines are pure and seeded, so this is the state
+    the commit made). ``discard_previous``: nobody else holds ``previous``, so its engine is
+    taken over instead of copied (``previous`` is unusable afterwards)."""
+    data = orjson.loads(entry)
+    if data["seq"] != previous.seq + 1:
+        raise LookupError(f"log entry {data['seq']} does not follow commit {previous.seq}")
+    if discard_previous and previous._engine is not None:
+        game, previous._engine = previous._engine, None
+    else:
+        game = previous.game()
+    game.apply(data["actor"], data["action"])
+    return CommitRecord(data["seq"], data["at"], previous.meta, None, data["events"],
+                        data["deadlines"], data["actor"], data["action"], game)
 
 
 def dumps(value: Any) -> bytes:

@@ -24,7 +24,7 @@ from shared.games.errors import RuleError
 from shared.logs import get_logger
 from shared.metrics import COMMIT_RETRIES
 from shared.runtime import Runtime
-from shared.tables.records import CommitRecord, TableMeta, dumps
+from shared.tables.records import CommitRecord, TableMeta, dumps, replay
 
 log = get_logger("store")
 
@@ -33,11 +33,14 @@ TABLE_TTL_MS = 7 * 86_400 * 1000
 MAX_ATTEMPTS = 50
 #: Tables whose newest decoded head this process keeps (see TableStore.known).
 KNOWN_HEADS = 4096
+#: Every commit whose seq is a multiple of this is a snapshot in the log (besides those no seat's
+#: action explains): reading one seq re-applies fewer actions than this (microseconds each).
+SNAPSHOT_EVERY = 100
 
 _COMMIT = """
 -- KEYS: head, log, acts, clocks, outbox, live
 -- ARGV: expected_seq, record, act_key, answer, min_deadline, table_id, has_results, now_ms, ttl_ms,
---       game_over (or the table closed)
+--       game_over (or the table closed), log entry ('' : the log keeps the record itself)
 if ARGV[3] ~= '' then
   local prev = redis.call('HGET', KEYS[3], ARGV[3])
   if prev then return {'dup', prev} end
@@ -46,7 +49,11 @@ local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
 if cur ~= tonumber(ARGV[1]) then return {'conflict', tostring(cur)} end
 local seq = cur + 1
 redis.call('HSET', KEYS[1], 'seq', seq, 'rec', ARGV[2])
-redis.call('XADD', KEYS[2], seq .. '-0', 'rec', ARGV[2])
+if ARGV[11] == '' then
+  redis.call('XADD', KEYS[2], seq .. '-0', 'rec', ARGV[2])
+else
+  redis.call('XADD', KEYS[2], seq .. '-0', 'act', ARGV[11])
+end
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], ARGV[4]) end
 if ARGV[5] ~= '' then
   redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6])
@@ -69,7 +76,13 @@ RESULT_EVENTS = ("round_over", "game_over")
 
 @dataclass
 class Change:
-    """What a commit does: the engine after the change, its events, and the new meta."""
+    """What a commit does: the engine after the change, its events, and the new meta.
+
+    ``actor`` and ``action``, when given, must be what made ``game``: the head's
+    engine with ``game.apply(actor, action)`` and nothing else (the log keeps
+    only the action of such a commit and rebuilds its state by applying it
+    again). A change without them is kept whole in the log.
+    """
 
     game: Game
     events: list[dict[str, Any]]
@@ -155,16 +168,55 @@ class TableStore:
 
     async def record(self, table_id: str, seq: int) -> CommitRecord:
         """The commit with this sequence number."""
-        entries = await self.redis.xrange(self.key(table_id, "log"), f"{seq}-0", f"{seq}-0")
-        if not entries:
+        known = self._heads.get(table_id)
+        if known is not None and known.seq == seq:
+            return known
+        records = await self.log_after(table_id, seq - 1, limit=1)
+        if not records or records[0].seq != seq:
             raise NotFound(f"commit {seq} of table {table_id!r}")
-        return CommitRecord.decode(entries[0][1][b"rec"])
+        return records[0]
 
-    async def log_after(self, table_id: str, after_seq: int, limit: int = 1000) -> list[CommitRecord]:
-        """Commits with seq > after_seq, oldest first, at most ``limit``."""
-        entries = await self.redis.xrange(self.key(table_id, "log"), f"({max(after_seq, 0)}-0", "+",
-                                          count=limit)
-        return [CommitRecord.decode(fields[b"rec"]) for _id, fields in entries]
+    async def log_after(self, table_id: str, after_seq: int, limit: int = 1000,
+                        previous: CommitRecord | None = None) -> list[CommitRecord]:
+        """Commits with seq > after_seq, oldest first, at most ``limit``, each whole.
+
+        ``previous``, the commit ``after_seq`` if the caller has it (the end of
+        its last page), spares reading the log back to the snapshot the first
+        entry is rebuilt from.
+        """
+        log_key = self.key(table_id, "log")
+        entries = await self.redis.xrange(log_key, f"({max(after_seq, 0)}-0", "+", count=limit)
+        if not entries:
+            return []
+        if b"rec" in entries[0][1] or (previous is not None and previous.seq == after_seq):
+            return _rebuilt(entries, previous)
+        before = await self._back_to_snapshot(log_key, after_seq)
+        return _rebuilt(before + entries, None, skip=len(before))
+
+    async def _back_to_snapshot(self, log_key: str, seq: int) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """The log entries from the newest snapshot at or before ``seq`` through ``seq``, oldest
+        first (one read: a snapshot is at most SNAPSHOT_EVERY entries back)."""
+        found: list[tuple[bytes, dict[bytes, bytes]]] = []
+        high = f"{seq}-0"
+        while True:
+            entries = await self.redis.xrevrange(log_key, high, "-", count=SNAPSHOT_EVERY)
+            for index, (_id, fields) in enumerate(entries):
+                if b"rec" in fields:
+                    return (found + entries[:index + 1])[::-1]
+            if len(entries) < SNAPSHOT_EVERY:
+                raise LookupError(f"the log {log_key!r} has no snapshot at or before {seq}")
+            found += entries
+            high = f"({entries[-1][0].decode()}"
+
+    async def log_back(self, table_id: str, before_seq: int,
+                       count: int) -> list[tuple[int, CommitRecord | None]]:
+        """Up to ``count`` log entries with seq <= before_seq, newest first, as (seq, the
+        snapshot's record, or None for an entry that is not a snapshot)."""
+        entries = await self.redis.xrevrange(self.key(table_id, "log"), f"{before_seq}-0", "-",
+                                             count=count)
+        return [(int(entry_id.split(b"-")[0]),
+                 CommitRecord.decode(fields[b"rec"]) if b"rec" in fields else None)
+                for entry_id, fields in entries]
 
     async def answer(self, table_id: str, act_key: str) -> dict[str, Any] | None:
         """The stored answer to an action id, if it was already handled."""
@@ -240,7 +292,8 @@ class TableStore:
                 args=[seq - 1, record.encode(), act_key, dumps({"seq": seq}),
                       min(deadlines.values()) if deadlines else "", table_id,
                       "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS,
-                      "1" if change.game.over or change.meta.closed else "0"])
+                      "1" if change.game.over or change.meta.closed else "0",
+                      b"" if _snapshot(head, change, seq) else record.entry()])
             if status == b"ok":
                 self._remember(record)
                 return record, None
@@ -268,3 +321,30 @@ class TableStore:
         if "seq" in answer:
             return await self.record(table_id, int(answer["seq"])), answer
         return None, answer
+
+
+def _snapshot(head: CommitRecord | None, change: Change, seq: int) -> bool:
+    """Whether the log keeps this commit whole: the first commit, every ``SNAPSHOT_EVERY``-th
+    seq, and every commit no seat's action explains (a game start, a time limit, seating, the
+    close) or that changes the meta."""
+    return (head is None or seq % SNAPSHOT_EVERY == 0 or change.actor is None or change.action is None
+            or (change.meta is not head.meta and change.meta != head.meta))
+
+
+def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRecord | None,
+             skip: int = 0) -> list[CommitRecord]:
+    """The whole commits of consecutive log entries but the first ``skip`` (read only to rebuild
+    the others from; the first entry is a snapshot unless ``previous``, the commit before it,
+    is given)."""
+    records = []
+    for index, (entry_id, fields) in enumerate(entries):
+        snapshot = fields.get(b"rec")
+        if snapshot is not None:
+            previous = CommitRecord.decode(snapshot)
+        elif previous is None:
+            raise LookupError(f"log entry {entry_id.decode()} has no snapshot before it")
+        else:  # an entry only read to rebuild from is nobody else's: its engine is taken over
+            previous = replay(previous, fields[b"act"], discard_previous=0 < index <= skip)
+        if index >= skip:
+            records.append(previous)
+    return records

@@ -23,7 +23,7 @@ from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord
-from shared.tables.store import TableStore
+from shared.tables.store import Change, TableStore
 
 
 async def log_in(places: Endpoints | Sequence[Endpoints], *names: str) -> list[StammtischClient]:
@@ -114,6 +114,15 @@ async def finish_game(people: Sequence[StammtischClient], table_id: str, game: s
     await asyncio.gather(*(play_seat(person, table_id, bot_levels(game)["heuristic"](),
                                      random.Random(seed + index))
                            for index, person in enumerate(people)))
+
+
+def first_legal_move(head: CommitRecord | None) -> Change:
+    """A change for :meth:`TableStore.commit`: the first seat to act makes its first legal move."""
+    assert head is not None
+    game = head.game()
+    seat = game.to_act()[0]
+    action = game.legal_actions(seat)[0]
+    return Change(game, game.apply(seat, action), head.meta, seat, action)
 
 
 async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:

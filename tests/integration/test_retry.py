@@ -12,13 +12,14 @@ from collections.abc import AsyncIterator
 from urllib.parse import urlparse
 
 import pytest
+from integration_helpers import first_legal_move
 from proxy_support import FaultyProxy
 
 from shared.games.registry import engine_class
 from shared.runtime import Runtime, connect_redis
 from shared.tables.clocks import deadline_policy
-from shared.tables.records import CommitRecord, TableMeta
-from shared.tables.store import Change, TableStore
+from shared.tables.records import TableMeta
+from shared.tables.store import TableStore
 
 pytestmark = pytest.mark.integration
 
@@ -45,12 +46,8 @@ async def test_a_resent_action_commit_answers_with_its_first_seq(
     proxy, store = cut
     await store.create(_meta("lost-act"), engine_class("willi").new(4, {}, 1), [{"type": "game_started"}])
 
-    def chat(head: CommitRecord | None) -> Change:
-        assert head is not None
-        return Change(head.game(), [{"type": "chat", "seat": 0}], head.meta, 0, {"type": "chat"})
-
     proxy.cut_reply_to = b"EVALSHA"
-    record, answer = await store.commit("lost-act", chat, act_key="a:1")
+    record, answer = await store.commit("lost-act", first_legal_move, act_key="a:1")
     assert proxy.cuts == 1
     assert answer == {"seq": 2} and record is not None and record.seq == 2
     assert [r.seq for r in await store.log_after("lost-act", 0)] == [1, 2]

@@ -31,7 +31,7 @@ from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.clocks import deadline_policy
 from shared.tables.feed import TableFeeds
-from shared.tables.records import TableMeta
+from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import TableStore
 
 pytestmark = pytest.mark.integration
@@ -163,7 +163,7 @@ async def test_a_cancelled_stream_ends_even_when_news_arrives_at_the_same_moment
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.1)  # waiting for news now
     (queue,) = feeds._queues["same-moment"]
-    queue.put_nowait(dataclasses.replace(first, seq=first.seq + 1))
+    queue.put_nowait(CommitRecord(first.seq + 1, first.at, first.meta, first.state, [], {}))
     task.cancel()
     await asyncio.sleep(0.2)
     assert task.done(), f"the stream went on after its cancellation (saw {seen})"

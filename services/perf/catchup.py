@@ -1,0 +1,143 @@
+"""`stammtisch bench --catchup` (and a step of `make bench`): resuming from seq 0 on a long log.
+
+A Wie Waldi table gets ``COMMITS`` commits (heuristic bots, several games of a
+series, each through :meth:`TableStore.commit` as the services make them),
+written into the stack's Redis from this process, so no server has seen them.
+After a warm-up on a short log, the player of each seat in turn subscribes
+from seq 0 through the arbiter, and the step prints how long all of the log
+took to arrive, the server CPU it cost, and what the table keeps in Redis per
+commit (log and head). It asserts nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from pathlib import Path
+
+from services.launch import LaunchedStack, launched_stack
+from services.perf.bench import STACK_ENV, say, servers_cpu
+from shared.api.stammtisch.v1 import arbiter_pb2
+from shared.config import Settings
+from shared.games.base import Game
+from shared.games.registry import bot_levels, engine_class
+from shared.runtime import open_runtime
+from shared.sdk.client import Endpoints, StammtischClient
+from shared.tables.clocks import deadline_policy
+from shared.tables.records import CommitRecord, TableMeta
+from shared.tables.store import Change, TableStore
+
+GAME = "wie-waldi"
+SEATS = 4
+COMMITS = 5000
+TABLE = "catchup"
+#: A short log resumed first, so that the measured resumes do not pay for the stack's warm-up.
+WARM_TABLE, WARM_COMMITS = "catchup-warm", 300
+PREFIX = "catchup"
+
+
+async def seed_log(store: TableStore, table_id: str, players: list[str], commits: int) -> float:
+    """Commit ``commits`` changes to one table (new games as games end); the CPU seconds spent."""
+    cls = engine_class(GAME)
+    bots = [bot_levels(GAME)["heuristic"]() for _ in range(SEATS)]
+    rng = random.Random(1)
+    meta = TableMeta(table_id, GAME, players)
+    started = time.process_time()
+    record = await store.create(meta, cls.new(SEATS, {}, 1), [{"type": "game_started"}])
+    while record.seq < commits:
+        game = record.game()
+        if game.over:
+            meta = dataclasses.replace(record.meta, game_no=record.meta.game_no + 1,
+                                       seed=record.meta.game_no + 1)
+            record = await store.create(meta, cls.new(SEATS, {}, meta.seed), [{"type": "game_started"}])
+            continue
+        seat = rng.choice(game.to_act())
+        action = bots[seat].choose(game.view(seat), rng)
+
+        def act(head: CommitRecord | None, seat: int = seat, action: dict = action) -> Change:
+            assert head is not None
+            engine: Game = head.game()
+            return Change(engine, engine.apply(seat, action), head.meta, seat, action)
+
+        committed, _ = await store.commit(table_id, act)
+        assert committed is not None
+        record = committed
+    return time.process_time() - started
+
+
+async def redis_bytes(store: TableStore) -> tuple[int, int, int]:
+    """(log bytes, head bytes, log entries) of the table as Redis counts them."""
+    redis = store.redis
+    log_key, head_key = store.key(TABLE, "log"), store.key(TABLE, "head")
+    return (int(await redis.memory_usage(log_key, samples=0) or 0),
+            int(await redis.memory_usage(head_key, samples=0) or 0), int(await redis.xlen(log_key)))
+
+
+async def resume_from_zero(client: StammtischClient, table_id: str, last_seq: int) -> float:
+    """Seconds from Subscribe(after_seq=0) to the arrival of ``last_seq``."""
+    started = time.perf_counter()
+    stream = client.arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
+        table_id=table_id, after_seq=0), metadata=client.auth)
+    async for reply in stream:
+        if reply.update.seq >= last_seq:
+            break
+    elapsed = time.perf_counter() - started
+    stream.cancel()
+    return elapsed
+
+
+async def measure(stack: LaunchedStack, redis_url: str, nats_url: str, commits: int = COMMITS) -> None:
+    """Seed the logs through the stack's Redis; warm the stack up on a short one; then each
+    seat in turn resumes from seq 0 on the long one (a seat's views are never cached yet)."""
+    endpoints = Endpoints.of(stack.endpoints)
+    settings = dataclasses.replace(Settings.from_env(), redis_url=redis_url, nats_url=nats_url,
+                                   key_prefix=PREFIX)
+    clients = [StammtischClient(endpoints) for _ in range(SEATS)]
+    try:
+        async with open_runtime(settings, name="stammtisch-bench-catchup") as runtime:
+            players = [await client.login(f"catchup{seat}") for seat, client in enumerate(clients)]
+            store = TableStore(runtime, deadline_policy(0.0, 86_400.0))
+            await seed_log(store, WARM_TABLE, players, WARM_COMMITS)
+            cpu = await seed_log(store, TABLE, players, commits)
+            log_bytes, head_bytes, entries = await redis_bytes(store)
+        say(f"Catch-up: a {GAME} table of {entries:,} commits (several games); each seat resumes "
+            "from seq 0 in turn")
+        say(f"  seeding in this process: {cpu / entries * 1e3:5.2f} ms CPU per commit (bots, engine, "
+            "encoding, Redis client)")
+        say(f"  in Redis: log {log_bytes:,} B = {log_bytes / entries:,.0f} B per commit; "
+            f"head {head_bytes:,} B")
+        await resume_from_zero(clients[0], WARM_TABLE, WARM_COMMITS)
+        for seat, client in enumerate(clients):
+            before = servers_cpu(stack)
+            seconds = await resume_from_zero(client, TABLE, entries)
+            after = servers_cpu(stack)
+            server = "n/a" if before is None or after is None else f"{after - before:5.2f} s"
+            say(f"  resume from seq 0 over {entries:,} commits, seat {seat}: {seconds:5.2f} s, "
+                f"server CPU {server}")
+    finally:
+        await asyncio.gather(*(client.close() for client in clients))
+
+
+def stack_env(redis_url: str, nats_url: str) -> dict[str, str]:
+    """The bench's stack settings on these servers, under this step's key prefix."""
+    return {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url, "STAMMTISCH_KEY_PREFIX": PREFIX}
+
+
+async def step(redis_url: str, nats_url: str, data_dir: Path) -> None:
+    """The step on its own one-worker stack (own key prefix) against these servers."""
+    with launched_stack(stack_env(redis_url, nats_url), data_dir) as stack:
+        await measure(stack, redis_url, nats_url)
+
+
+def main() -> int:
+    """`stammtisch bench --catchup`: only this step, on servers of its own."""
+    import tempfile
+
+    from shared.localinfra import server_pair
+
+    with tempfile.TemporaryDirectory(prefix="stammtisch-catchup-") as raw, \
+            server_pair(Path(raw) / "servers", "everysec") as (redis, nats):
+        asyncio.run(step(redis.url, nats.url, Path(raw) / "stack"))
+    return 0
