@@ -122,6 +122,12 @@ async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
     return await store.log_after(table_id, 0, limit=100_000)
 
 
+async def outbox_size(runtime: Runtime) -> int:
+    """Results committed but not yet acknowledged by JetStream, in every shard of the outbox."""
+    store = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds))
+    return sum([await runtime.redis.zcard(store.outbox_key(shard)) for shard in runtime.shards.all()])
+
+
 async def eventually(check: Callable[[], Any], timeout: float = 15.0,
                      what: str = "the condition") -> Any:
     """Poll ``check`` (plain or async) until it returns something truthy, and return that.

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nats
 import pytest
-from integration_helpers import logged_in, seated_table, stored_log
+from integration_helpers import logged_in, outbox_size, seated_table, stored_log
 
 from services.scoring.storage import ScoreStore
 from shared.config import Settings
@@ -32,8 +32,6 @@ from shared.runtime import Runtime, results_stream, table_events_stream
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints
 from shared.tables.announce import result_messages
-from shared.tables.clocks import deadline_policy
-from shared.tables.store import TableStore
 
 pytestmark = pytest.mark.integration
 
@@ -133,7 +131,6 @@ async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_res
     stop.set()
     await asyncio.wait_for(asyncio.gather(*lanes), 180)
 
-    outbox = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds)).outbox_key()
     expected: set[str] = set()
     for game in played:
         log = await stored_log(runtime, game.table_id)
@@ -141,7 +138,7 @@ async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_res
         expected |= {msg_id for record in log for _kind, msg_id, _payload in result_messages(record)}
 
     async def outbox_empty() -> bool:
-        return not await runtime.redis.zcard(outbox)
+        return not await outbox_size(runtime)
 
     await _eventually(outbox_empty)  # the relay re-publishes what the dead node did not ack
     on_stream = await _results_on_stream(settings)

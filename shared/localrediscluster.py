@@ -1,0 +1,154 @@
+"""A throw-away Redis Cluster on free local ports (three masters, optionally a replica each).
+
+For tests and experiments with ``STAMMTISCH_REDIS_CLUSTER=1``: every node is a
+``redis-server --cluster-enabled yes`` child process with its own folder
+(nodes.conf, log, no persistence; the cluster bus on a free port of its own
+rather than port + 10000: a killed master's replica takes over, the
+way a cluster survives a crash); ``redis-cli --cluster create`` joins them.
+A short ``cluster-node-timeout`` makes a failover take about a second or two.
+Nodes are stopped (and reaped) on exit, also when starting failed half way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.localinfra import LocalServer, binary, free_port
+
+#: Milliseconds a master may be silent before its replica takes over.
+NODE_TIMEOUT_MS = 1000
+
+
+@dataclass
+class RedisNode:
+    """One redis-server of the cluster and its port (kept for a restart)."""
+
+    port: int
+    bus_port: int
+    data_dir: Path
+    server: LocalServer | None = None
+
+    @property
+    def address(self) -> str:
+        """host:port, as redis-cli and CLUSTER NODES name it."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def alive(self) -> bool:
+        """The process runs."""
+        return self.server is not None and self.server.alive
+
+
+@dataclass
+class LocalRedisCluster:
+    """The running cluster; ``url`` is one seed node (REDIS_URL in cluster mode)."""
+
+    nodes: list[RedisNode]
+    replicas: int
+
+    @property
+    def url(self) -> str:
+        """A seed node's URL (the cluster client learns the others from it)."""
+        return f"redis://{self.nodes[0].address}/0"
+
+    def start(self, node: RedisNode) -> None:
+        """Start (or restart, with its old nodes.conf) one node."""
+        node.data_dir.mkdir(parents=True, exist_ok=True)
+        log = node.data_dir / "redis.log"
+        command = [binary("redis-server"), "--port", str(node.port), "--bind", "127.0.0.1",
+                   "--cluster-enabled", "yes", "--cluster-port", str(node.bus_port),
+                   "--cluster-config-file", "nodes.conf",
+                   "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
+                   "--dir", str(node.data_dir), "--logfile", str(log)]
+        node.server = LocalServer.launch(f"redis-cluster-{node.port}", f"redis://{node.address}/0",
+                                         command, log)
+
+    def create(self) -> None:
+        """Join the nodes into a cluster (slots spread over the masters) and wait until it is ok."""
+        subprocess.run([binary("redis-cli"), "--cluster", "create", *(n.address for n in self.nodes),
+                        "--cluster-replicas", str(self.replicas), "--cluster-yes"],
+                       check=True, capture_output=True, timeout=60)
+        self.wait_ok()
+
+    def cli(self, node: RedisNode, *args: str) -> str:
+        """A redis-cli command on one node; its output."""
+        done = subprocess.run([binary("redis-cli"), "-p", str(node.port), *args],
+                              check=True, capture_output=True, timeout=10, text=True)
+        return done.stdout
+
+    def masters(self) -> list[RedisNode]:
+        """The running nodes that serve slots as masters now, as a running node sees it."""
+        by_address = {node.address: node for node in self.nodes if node.alive}
+        for node in by_address.values():
+            found = []
+            for line in self.cli(node, "cluster", "nodes").splitlines():
+                fields = line.split()
+                address, flags = fields[1].split("@")[0], fields[2]
+                serving = "master" in flags and "fail" not in flags and len(fields) > 8
+                if serving and address in by_address:
+                    found.append(by_address[address])
+            return found
+        raise LookupError("no node of the cluster runs")
+
+    def wait_ok(self, timeout: float = 60.0) -> None:
+        """Until every running node says ``cluster_state:ok``, every slot is served, and every
+        master has its replicas in sync (as many as the cluster was made with, while that many
+        nodes run)."""
+
+        def ok() -> bool:
+            running = [node for node in self.nodes if node.alive]
+            for node in running:
+                info = self.cli(node, "cluster", "info")
+                if "cluster_state:ok" not in info or "cluster_slots_ok:16384" not in info:
+                    return False
+            masters = self.masters()
+            wanted = min(self.replicas, len(running) // max(len(masters), 1) - 1)
+            return all(_in_sync(self.cli(master, "info", "replication")) >= wanted for master in masters)
+
+        _wait_until(ok, timeout, "the Redis Cluster did not become ok")
+
+    def kill(self, node: RedisNode) -> None:
+        """SIGKILL: the node dies as in a crash."""
+        assert node.server is not None
+        node.server.kill()
+
+    def stop(self) -> None:
+        """Stop every node that still runs."""
+        for node in self.nodes:
+            if node.server is not None:
+                node.server.stop()
+
+
+def _in_sync(replication: str) -> int:
+    """Replicas of a master (INFO replication) that are online."""
+    return sum(1 for line in replication.splitlines()
+               if line.startswith("slave") and "state=online" in line)
+
+
+def _wait_until(probe: Callable[[], bool], timeout: float, failure: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(subprocess.SubprocessError):
+            if probe():
+                return
+        time.sleep(0.1)
+    raise RuntimeError(failure)
+
+
+@contextlib.contextmanager
+def local_redis_cluster(data_dir: Path, masters: int = 3, replicas: int = 0) -> Iterator[LocalRedisCluster]:
+    """A Redis Cluster of ``masters`` masters with ``replicas`` replicas each, while the block runs."""
+    cluster = LocalRedisCluster([RedisNode(free_port(), free_port(), data_dir / f"r{index}")
+                                 for index in range(masters * (1 + replicas))], replicas)
+    try:
+        for node in cluster.nodes:
+            cluster.start(node)
+        cluster.create()
+        yield cluster
+    finally:
+        cluster.stop()
