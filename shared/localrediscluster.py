@@ -112,6 +112,59 @@ class LocalRedisCluster:
 
         _wait_until(ok, timeout, "the Redis Cluster did not become ok")
 
+    def wait_failed_over(self, dead: RedisNode, timeout: float = 60.0) -> None:
+        """Until the cluster has marked the dead node failed and serves every slot again
+        (its replica promoted in its place)."""
+
+        def failed() -> bool:
+            for line in self.cli(next(n for n in self.nodes if n.alive), "cluster", "nodes").splitlines():
+                fields = line.split()
+                if fields[1].split("@")[0] == dead.address:
+                    return "fail" in fields[2].split(",") and len(fields) <= 8
+            return False
+
+        _wait_until(failed, timeout, f"{dead.address} was not failed over")
+        self.wait_ok(timeout)
+
+    def replace(self, dead: RedisNode) -> None:
+        """Start an empty node on the dead one's ports and make it the replica of the master
+        that took over the dead node's slots (a master without a replica now).
+
+        Empty, because the nodes keep no data: the old node restarted on its nodes.conf
+        would claim its slots as a master with nothing in them until the cluster told it
+        otherwise, and a client asking it then would find no tables.
+        """
+        running = [node for node in self.nodes if node.alive]
+        old_id = self.cli(running[0], "cluster", "nodes")
+        for path in dead.data_dir.glob("nodes.conf"):
+            path.unlink()
+        self.start(dead)
+        new_id = self.cli(dead, "cluster", "myid").strip()
+        self.cli(dead, "cluster", "meet", "127.0.0.1", str(running[0].port), str(running[0].bus_port))
+        _wait_until(lambda: new_id in self.cli(running[0], "cluster", "nodes"), 30.0,
+                    "the new node did not join")
+        orphan = self._master_without_replica()
+        _wait_until(lambda: orphan in self.cli(dead, "cluster", "nodes"), 30.0,
+                    "the new node does not know the master")
+        self.cli(dead, "cluster", "replicate", orphan)
+        for line in old_id.splitlines():  # forget the dead node's old identity everywhere
+            fields = line.split()
+            if fields[1].split("@")[0] == dead.address and fields[0] != new_id:
+                for node in running:
+                    self.cli(node, "cluster", "forget", fields[0])
+        self.wait_ok()
+
+    def _master_without_replica(self) -> str:
+        """The id of a master serving slots that no live replica follows."""
+        lines = [line.split() for line in self.cli(next(n for n in self.nodes if n.alive),
+                                                   "cluster", "nodes").splitlines()]
+        followed = {fields[3] for fields in lines if "slave" in fields[2] and "fail" not in fields[2]}
+        for fields in lines:
+            if "master" in fields[2] and "fail" not in fields[2] and len(fields) > 8 \
+                    and fields[0] not in followed:
+                return fields[0]
+        raise LookupError("every master has a replica")
+
     def kill(self, node: RedisNode) -> None:
         """SIGKILL: the node dies as in a crash."""
         assert node.server is not None

@@ -12,18 +12,20 @@ replica has the barrier, it has every write the master made before it,
 whichever connection made them.
 
 When no replica answers within the wait (a master without a replica in sync,
-e.g. right after a failover until the old master is back as a replica), the
-write is acknowledged anyway and counted
-(``stammtisch_redis_unreplicated_writes_total``), and that master is not
-waited for again for :data:`SKIP_SECONDS`: availability over a second copy,
+e.g. right after a failover until the old master is back as its replica),
+the write is acknowledged anyway and counted
+(``stammtisch_redis_unreplicated_writes_total``); until a replica of that
+master is online again (INFO replication, asked instead of waiting), its
+writes are acknowledged without waiting: availability over a second copy,
 as the README's "What can be lost" table says.
 """
 
 from __future__ import annotations
 
-import time
+from typing import Any
 
 import redis.asyncio as aioredis
+import redis.exceptions
 from redis.asyncio.cluster import RedisCluster
 
 from shared.logs import get_logger
@@ -31,8 +33,6 @@ from shared.metrics import REDIS_UNREPLICATED
 
 log = get_logger("replicas")
 
-#: A master that kept no replica in sync is written to without waiting for this long.
-SKIP_SECONDS = 5.0
 #: The barrier key lives this long after the last wait on it.
 BARRIER_TTL_MS = 60_000
 
@@ -54,29 +54,41 @@ class ReplicaWait:
         self.redis = redis
         self.barrier_prefix = barrier_prefix
         self.wait_ms = wait_ms
-        self._skip_until: dict[str, float] = {}
+        self._unreplicated: set[str] = set()
 
     async def after(self, key: str) -> None:
-        """Return once a replica has every write made so far to ``key``'s master (or the wait
-        gave up, see above). Raises what Redis raises when the master is gone: the caller's
-        write may then be lost, so it must not be acknowledged."""
+        """Return once a replica has every write made so far to ``key``'s master (or no
+        replica is in sync, see above). Raises ConnectionError when the master is gone: the
+        caller's write may then be lost, so it must not be acknowledged."""
         if self.wait_ms <= 0:
             return
         barrier = f"{self.barrier_prefix}:{{{slot_tag(key)}}}"
-        target: dict[str, object] = {}
+        target: dict[str, Any] = {}
         name = ""
         if isinstance(self.redis, RedisCluster):
             node = self.redis.get_node_from_key(barrier)
             target, name = {"target_nodes": node}, node.name
-        if self._skip_until.get(name, 0.0) > time.monotonic():
-            REDIS_UNREPLICATED.inc()
-            return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.set(barrier, b"1", px=BARRIER_TTL_MS)
-            pipe.execute_command("WAIT", 1, self.wait_ms, **target)
-            _set, acked = await pipe.execute()
+        try:
+            if name in self._unreplicated:
+                if not await self._replica_online(target):
+                    REDIS_UNREPLICATED.inc()
+                    return
+                self._unreplicated.discard(name)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.set(barrier, b"1", px=BARRIER_TTL_MS)
+                pipe.execute_command("WAIT", 1, self.wait_ms, **target)
+                _set, acked = await pipe.execute()
+        except (redis.exceptions.RedisError, AttributeError) as exc:
+            # AttributeError: redis-py's cluster pipeline on a connection that a dying node
+            # closed under it. Either way nobody confirmed a copy: not acknowledged.
+            raise redis.exceptions.ConnectionError(f"no replica confirmed the write: {exc!r}") from exc
         if int(acked) < 1:
-            self._skip_until[name] = time.monotonic() + SKIP_SECONDS
+            self._unreplicated.add(name)
             REDIS_UNREPLICATED.inc()
-            log.warning("redis_write_unreplicated", master=name or "redis", wait_ms=self.wait_ms,
-                        skip_seconds=SKIP_SECONDS)
+            log.warning("redis_write_unreplicated", master=name or "redis", wait_ms=self.wait_ms)
+
+    async def _replica_online(self, target: dict[str, Any]) -> bool:
+        """Whether the master has a replica that is online (and will be worth waiting for)."""
+        info = await self.redis.execute_command("INFO", "replication", **target)
+        return any(isinstance(value, dict) and value.get("state") == "online"
+                   for field, value in info.items() if str(field).startswith("slave"))

@@ -89,13 +89,16 @@ class Accounts:
         raise ServiceError(grpc.StatusCode.ABORTED, "the device was being created concurrently; retry")
 
     async def _add_player(self, player_id: str, device_key: str, name: str, created_at: str) -> None:
-        """The player's hash (no TTL: a device account stays) and its device set."""
+        """The player's hash (no TTL: a device account stays) and its device set, each kept by a
+        replica before the login is answered."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(self.player_key(player_id), mapping={"name": name, "kind": "device",
                                                            "created_at": created_at})
             pipe.persist(self.player_key(player_id))
             pipe.sadd(self.devices_key(player_id), device_key)
             await pipe.execute()
+        for key in (device_key, self.player_key(player_id), self.devices_key(player_id)):
+            await self.runtime.replicas.after(key)
 
     async def name(self, player_id: str) -> str:
         """The player's display name ("" for an unknown player)."""

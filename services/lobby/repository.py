@@ -101,6 +101,8 @@ class TableRepository:
             {**table.to_dict(), "version": expected + 1}, separators=(",", ":"))
         saved = await self._save(keys=[self.key(table.table_id)],
                                  args=[expected, document, TABLE_TTL_MS])
+        if saved:
+            await self.runtime.replicas.after(self.key(table.table_id))
         return bool(saved)
 
     async def _unlist(self, table: LobbyTable) -> None:

@@ -1,0 +1,260 @@
+"""The services on a real Redis Cluster (3 masters, a replica each); masters die mid-game.
+
+``STAMMTISCH_REDIS_CLUSTER=1`` with REDIS_URL naming one seed node. Whole games
+of every game run through the real API (SDK clients, gRPC, the four services
+in this process): people's tables played move by move, each acknowledged move
+written down, and tables of server bots that the turn clocks play. A few
+seconds in, a master is killed with SIGKILL; its replica takes over, an empty
+node in its place becomes the new master's replica, and the next master is
+killed. Play must go on,
+no acknowledged move may be missing from its table's log, and every result
+must be on the RESULTS stream and recorded by scoring exactly once.
+
+The first test checks, without failovers, that each piece that writes several
+keys keeps to one slot on the cluster client (a cross-slot script fails there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import grpc
+import nats
+import pytest
+from integration_helpers import bot_table, finish_game, logged_in, outbox_size, seated_table, stored_log
+
+from services.accounts.devices import Accounts
+from services.accounts.sessions import Sessions
+from services.scoring.storage import ScoreStore
+from shared.config import Settings
+from shared.games.registry import bot_levels, engine_class
+from shared.localrediscluster import LocalRedisCluster, local_redis_cluster
+from shared.rpc.errors import ServiceError
+from shared.runtime import Runtime, results_stream
+from shared.sdk.client import Endpoints, RefusedAction, StammtischClient
+from shared.tables.announce import Announcer, result_messages
+from shared.tables.clocks import deadline_policy
+from shared.tables.records import TableMeta
+from shared.tables.store import Change, TableStore
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+
+#: Every game, with options that keep a game to seconds.
+GAMES: dict[str, dict[str, int]] = {
+    "willi": {}, "willi-stich": {"start_round": 15}, "willi-wacker": {"target": 60},
+    "wie-waldi": {"round_seconds": 10}}
+SEATS = 4
+#: Masters killed one after the other (each back as a replica before the next kill), and the
+#: seconds of play before each kill.
+KILLS, PLAY_SECONDS = 2, 3.0
+#: How long one step of a player may keep failing with UNAVAILABLE (a failover takes ~2 s).
+PATIENCE_SECONDS = 30.0
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRedisCluster]:
+    with local_redis_cluster(tmp_path_factory.mktemp("redis-cluster"), masters=3, replicas=1) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def settings(settings: Settings, redis_cluster: LocalRedisCluster) -> Settings:
+    """The session's NATS; Redis is the cluster, reached through one seed node."""
+    return dataclasses.replace(settings, redis_url=redis_cluster.url, redis_cluster=True,
+                               bot_delay_seconds=0.01)
+
+
+async def _patiently(step: Callable[[], Awaitable[T]]) -> T:
+    """Run ``step`` until it stops failing with UNAVAILABLE (a master failing over)."""
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while True:
+        try:
+            return await step()
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+@dataclass
+class Played:
+    """One table and its game: the moves its people had acknowledged, and when it ran."""
+
+    table_id: str
+    started: float
+    ended: float = 0.0
+    acknowledged: list[tuple[int, int, dict[str, Any]]] = field(default_factory=list)
+
+
+async def _move(clients: list[StammtischClient], table_id: str, bot: Any, rng: random.Random,
+                played: Played) -> bool:
+    """The first seat with a legal move makes one; False once the game is over."""
+    for seat, client in enumerate(clients):
+        view = (await client.view(table_id)).view
+        if view.get("over"):
+            return False
+        if view["legal"]:
+            action = bot.choose(view, rng)
+            try:
+                update = await client.act(table_id, action)
+            except RefusedAction:  # a clock (Wie Waldi's round time) answered first
+                return True
+            played.acknowledged.append((update.seq, seat, action))
+            return True
+    await asyncio.sleep(0.05)  # nobody owes a move: a round's clock runs
+    return True
+
+
+async def _people_game(endpoints: Endpoints, game: str, options: Mapping[str, int], rng: random.Random,
+                       played: list[Played]) -> None:
+    """Four people play a new table to its end, writing down each acknowledged move."""
+    async with logged_in(endpoints, *(f"{game}-{index}" for index in range(SEATS))) as clients:
+        table_id = await _patiently(lambda: seated_table(clients, game, **options))
+        await _patiently(lambda: clients[0].wait_for_game(table_id))
+        this = Played(table_id, time.monotonic())
+        played.append(this)
+        bot = bot_levels(game)["heuristic"]()
+        while await _patiently(lambda: _move(clients, table_id, bot, rng, this)):
+            pass
+        this.ended = time.monotonic()
+
+
+async def _bots_game(endpoints: Endpoints, game: str, played: list[Played]) -> None:
+    """One person and three server bots (moved by the turn clocks) play a table to its end."""
+    async with logged_in(endpoints, f"{game}-host") as (client,):
+        table_id = await _patiently(lambda: bot_table(client, game, SEATS, **GAMES[game]))
+        this = Played(table_id, time.monotonic())
+        played.append(this)
+        await _patiently(lambda: finish_game([client], table_id, game))
+        this.ended = time.monotonic()
+
+
+async def _lane(stop: asyncio.Event, game: str, play: Callable[[], Awaitable[None]]) -> None:
+    while not stop.is_set():
+        await play()
+
+
+async def _results_on_stream(settings: Settings) -> Counter[str]:
+    """Nats-Msg-Id of every message on the RESULTS stream, counted."""
+    client = await nats.connect(servers=settings.nats_servers)
+    try:
+        js = client.jetstream()
+        total = (await js.stream_info(str(results_stream(settings).name))).state.messages
+        sub = await js.subscribe(f"{settings.key_prefix}.results.>", ordered_consumer=True)
+        ids: Counter[str] = Counter()
+        for _ in range(total):
+            message = await sub.next_msg(timeout=10)
+            ids[(message.headers or {})["Nats-Msg-Id"]] += 1
+        return ids
+    finally:
+        await client.close()
+
+
+async def _eventually(probe: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
+    """Until the probe says yes, or the timeout (the assertions after it tell what is missing)."""
+    deadline = time.monotonic() + timeout
+    while not await probe() and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+
+
+async def test_each_multi_key_write_keeps_to_one_slot(runtime: Runtime, settings: Settings) -> None:
+    """A commit with results, the relay of a stale outbox entry and the live count over every
+    shard; device accounts and refresh tokens. (The lobby, quick match, history and scoring
+    write through the games of the next test.)"""
+    assert runtime.shards.count == 16
+    store = TableStore(runtime, deadline_policy(0.0, 600.0))
+    meta = TableMeta("rc1", "willi", ["a", "b", "c", "d"], seed=1)
+    game = engine_class("willi").new(4, {}, 1)
+    events = [{"type": "round_over", "round": 1},
+              {"type": "game_over", "winners": [0], "scores": [1, 0, 0, 0]}]
+    record, _ = await store.commit("rc1", lambda _h: Change(game, events, meta), allow_new=True)
+    assert record is not None
+    shard = store.shard_of("rc1")
+    await runtime.redis.zadd(store.outbox_key(shard), {"rc1|1": (time.time() - 60) * 1000})
+    assert await Announcer(runtime, store).relay_once() == 1
+    assert await outbox_size(runtime) == 0
+    assert await store.live_tables("willi") == 1  # its engine's game runs on
+
+    accounts, sessions = Accounts(runtime), Sessions(runtime, ttl_seconds=60)
+    login = await accounts.login("device-1", "secret-1", "Anna")
+    assert login.created and await accounts.is_device(login.player_id)
+    assert await accounts.login("device-1", "secret-1", "Anna") == dataclasses.replace(login, created=False)
+    first = await sessions.open(login.player_id)
+    second = await sessions.rotate(first.token)
+    await sessions.revoke(second.token, everywhere=True)
+    with pytest.raises(ServiceError):
+        await sessions.rotate(second.token)
+    await accounts.delete(login.player_id)
+    assert not await accounts.exists(login.player_id)
+
+
+async def test_games_go_on_through_master_failovers_losing_no_move_and_no_result(
+        redis_cluster: LocalRedisCluster, settings: Settings, stack: dict[str, str],
+        runtime: Runtime) -> None:
+    endpoints = Endpoints.of(stack)
+    stop = asyncio.Event()
+    played: list[Played] = []
+    rng = random.Random(13)
+    lanes = [asyncio.create_task(_lane(stop, game, lambda g=game: _people_game(  # type: ignore[misc]
+        endpoints, g, GAMES[g], rng, played))) for game in GAMES]
+    lanes.append(asyncio.create_task(_lane(stop, "willi", lambda: _bots_game(endpoints, "willi", played))))
+    kills: list[tuple[str, float]] = []
+    for _ in range(KILLS):
+        await asyncio.sleep(PLAY_SECONDS)
+        master = redis_cluster.masters()[0]
+        redis_cluster.kill(master)
+        kills.append((master.address, time.monotonic()))
+        await asyncio.to_thread(redis_cluster.wait_failed_over, master)  # its replica took over
+        await asyncio.to_thread(redis_cluster.replace, master)  # a fresh node, the new master's replica
+    await asyncio.sleep(PLAY_SECONDS)
+    stop.set()
+    await asyncio.wait_for(asyncio.gather(*lanes), 240)
+
+    expected: set[str] = set()
+    moves = lost_moves = 0
+    for game in played:
+        log = await stored_log(runtime, game.table_id)
+        assert log[-1].game().over, f"{game.table_id} did not end"
+        assert [r.seq for r in log] == list(range(log[0].seq, log[-1].seq + 1))
+        by_seq = {record.seq: record for record in log}
+        for seq, seat, action in game.acknowledged:
+            moves += 1
+            found = by_seq.get(seq)
+            lost_moves += found is None or (found.actor, found.action) != (seat, action)
+        expected |= {msg_id for record in log for _kind, msg_id, _payload in result_messages(record)}
+
+    async def outbox_empty() -> bool:
+        return not await outbox_size(runtime)
+
+    await _eventually(outbox_empty)
+    on_stream = await _results_on_stream(settings)
+    scores = ScoreStore(runtime)
+
+    async def all_scored() -> bool:
+        return all([await scores.table_results(g.table_id) for g in played])
+
+    await _eventually(all_scored)
+    recorded = [len(await scores.table_results(game.table_id)) for game in played]
+    lost = expected - set(on_stream)
+    doubled = {msg_id for msg_id, count in on_stream.items() if count > 1}
+    across = [sum(1 for game in played if game.started < at < game.ended) for _name, at in kills]
+    print(f"\nRedis Cluster (3 masters + 1 replica each): {len(played)} games played "
+          f"({sum(1 for g in played if not g.acknowledged)} by server bots), {len(kills)} master "
+          f"failovers survived (games in progress at each: {across}), {moves} acknowledged moves, "
+          f"lost {lost_moves}; {len(expected)} results, lost {len(lost)}, doubled {len(doubled)}; "
+          f"scoring records per game {sorted(Counter(recorded).items())}")
+    assert all(across), "a master died while no game was in progress"
+    assert any(game.started > kills[-1][1] for game in played), "no game started after the kills"
+    assert lost_moves == 0
+    assert not lost and not doubled
+    assert set(on_stream) == expected
+    assert recorded == [1] * len(played)
