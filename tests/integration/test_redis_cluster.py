@@ -10,7 +10,7 @@ killed. Play must go on,
 no acknowledged move may be missing from its table's log, and every result
 must be on the RESULTS stream and recorded by scoring exactly once.
 
-The first test checks, without failovers, that each piece that writes several
+The first tests check, without failovers, that each piece that writes several
 keys keeps to one slot on the cluster client (a cross-slot script fails there).
 """
 
@@ -195,6 +195,13 @@ async def test_each_multi_key_write_keeps_to_one_slot(runtime: Runtime, settings
         await sessions.rotate(second.token)
     await accounts.delete(login.player_id)
     assert not await accounts.exists(login.player_id)
+
+
+async def test_a_quick_match_seats_a_full_group_on_the_cluster(stack: dict[str, str]) -> None:
+    async with logged_in(Endpoints.of(stack), *(f"q{index}" for index in range(SEATS))) as clients:
+        seated = await asyncio.gather(*(client.quick_match("willi", SEATS) for client in clients))
+    assert len({table.table_id for table, _seat in seated}) == 1
+    assert sorted(seat for _table, seat in seated) == list(range(SEATS))
 
 
 async def test_games_go_on_through_master_failovers_losing_no_move_and_no_result(
