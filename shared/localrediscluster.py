@@ -2,10 +2,10 @@
 
 For tests and experiments with ``STAMMTISCH_REDIS_CLUSTER=1``: every node is a
 ``redis-server --cluster-enabled yes`` child process with its own folder
-(nodes.conf, log, no persistence; the cluster bus on a free port of its own
-rather than port + 10000: a killed master's replica takes over, the
-way a cluster survives a crash); ``redis-cli --cluster create`` joins them.
-A short ``cluster-node-timeout`` makes a failover take about a second or two.
+(nodes.conf, log; by default no persistence: a killed master's replica takes
+over, the way a cluster survives a crash) and its cluster bus on a free port
+of its own rather than port + 10000; ``redis-cli --cluster create`` joins
+them. A short ``cluster-node-timeout`` makes a failover take a second or two.
 Nodes are stopped (and reaped) on exit, also when starting failed half way.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.localinfra import LocalServer, binary, free_port
+from shared.localcluster import wait_until
+from shared.localinfra import REDIS_FSYNC, LocalServer, binary, free_port
 
 #: Milliseconds a master may be silent before its replica takes over.
 NODE_TIMEOUT_MS = 1000
@@ -50,6 +50,15 @@ class LocalRedisCluster:
 
     nodes: list[RedisNode]
     replicas: int
+    #: The AOF fsync policy of every node, or "off" (no persistence).
+    fsync: str = "off"
+
+    @property
+    def persistence(self) -> list[str]:
+        """redis-server options for :attr:`fsync`."""
+        if self.fsync == "off":
+            return ["--appendonly", "no"]
+        return ["--appendonly", "yes", "--appendfsync", self.fsync]
 
     @property
     def url(self) -> str:
@@ -63,7 +72,7 @@ class LocalRedisCluster:
         command = [binary("redis-server"), "--port", str(node.port), "--bind", "127.0.0.1",
                    "--cluster-enabled", "yes", "--cluster-port", str(node.bus_port),
                    "--cluster-config-file", "nodes.conf",
-                   "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
+                   "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", *self.persistence,
                    "--dir", str(node.data_dir), "--logfile", str(log)]
         node.server = LocalServer.launch(f"redis-cluster-{node.port}", f"redis://{node.address}/0",
                                          command, log)
@@ -76,9 +85,12 @@ class LocalRedisCluster:
         self.wait_ok()
 
     def cli(self, node: RedisNode, *args: str) -> str:
-        """A redis-cli command on one node; its output."""
-        done = subprocess.run([binary("redis-cli"), "-p", str(node.port), *args],
-                              check=True, capture_output=True, timeout=10, text=True)
+        """A redis-cli command on one node; its output ("" when the node does not answer)."""
+        try:
+            done = subprocess.run([binary("redis-cli"), "-p", str(node.port), *args],
+                                  check=True, capture_output=True, timeout=10, text=True)
+        except subprocess.SubprocessError:
+            return ""
         return done.stdout
 
     def masters(self) -> list[RedisNode]:
@@ -110,7 +122,7 @@ class LocalRedisCluster:
             wanted = min(self.replicas, len(running) // max(len(masters), 1) - 1)
             return all(_in_sync(self.cli(master, "info", "replication")) >= wanted for master in masters)
 
-        _wait_until(ok, timeout, "the Redis Cluster did not become ok")
+        wait_until(ok, timeout, "the Redis Cluster did not become ok")
 
     def wait_failed_over(self, dead: RedisNode, timeout: float = 60.0) -> None:
         """Until the cluster has marked the dead node failed and serves every slot again
@@ -123,7 +135,7 @@ class LocalRedisCluster:
                     return "fail" in fields[2].split(",") and len(fields) <= 8
             return False
 
-        _wait_until(failed, timeout, f"{dead.address} was not failed over")
+        wait_until(failed, timeout, f"{dead.address} was not failed over")
         self.wait_ok(timeout)
 
     def replace(self, dead: RedisNode) -> None:
@@ -141,10 +153,10 @@ class LocalRedisCluster:
         self.start(dead)
         new_id = self.cli(dead, "cluster", "myid").strip()
         self.cli(dead, "cluster", "meet", "127.0.0.1", str(running[0].port), str(running[0].bus_port))
-        _wait_until(lambda: new_id in self.cli(running[0], "cluster", "nodes"), 30.0,
+        wait_until(lambda: new_id in self.cli(running[0], "cluster", "nodes"), 30.0,
                     "the new node did not join")
         orphan = self._master_without_replica()
-        _wait_until(lambda: orphan in self.cli(dead, "cluster", "nodes"), 30.0,
+        wait_until(lambda: orphan in self.cli(dead, "cluster", "nodes"), 30.0,
                     "the new node does not know the master")
         self.cli(dead, "cluster", "replicate", orphan)
         for line in old_id.splitlines():  # forget the dead node's old identity everywhere
@@ -183,21 +195,15 @@ def _in_sync(replication: str) -> int:
                if line.startswith("slave") and "state=online" in line)
 
 
-def _wait_until(probe: Callable[[], bool], timeout: float, failure: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(subprocess.SubprocessError):
-            if probe():
-                return
-        time.sleep(0.1)
-    raise RuntimeError(failure)
-
-
 @contextlib.contextmanager
-def local_redis_cluster(data_dir: Path, masters: int = 3, replicas: int = 0) -> Iterator[LocalRedisCluster]:
-    """A Redis Cluster of ``masters`` masters with ``replicas`` replicas each, while the block runs."""
+def local_redis_cluster(data_dir: Path, masters: int = 3, replicas: int = 0,
+                        fsync: str = "off") -> Iterator[LocalRedisCluster]:
+    """A Redis Cluster of ``masters`` masters with ``replicas`` replicas each, while the block runs
+    (``fsync``: each node's AOF policy, as for shared/localinfra.start_redis)."""
+    if fsync not in REDIS_FSYNC:
+        raise ValueError(f"Redis fsync must be one of {REDIS_FSYNC}, got {fsync!r}")
     cluster = LocalRedisCluster([RedisNode(free_port(), free_port(), data_dir / f"r{index}")
-                                 for index in range(masters * (1 + replicas))], replicas)
+                                 for index in range(masters * (1 + replicas))], replicas, fsync)
     try:
         for node in cluster.nodes:
             cluster.start(node)

@@ -258,7 +258,6 @@ class TableStore:
                 self._remember(record)
                 return record, None
             if status == b"dup":
-                await self.runtime.replicas.after(self.key(table_id, "head"))  # a retry after a failover
                 return await self._answered(table_id, dict(orjson.loads(value)))
             if not unread:  # a head read from Redis lost a race; an unread one was merely old
                 COMMIT_RETRIES.labels(change.meta.game).inc()
@@ -278,7 +277,12 @@ class TableStore:
 
     async def _answered(self, table_id: str,
                         answer: dict[str, Any]) -> tuple[CommitRecord | None, dict[str, Any]]:
-        """An already answered action: the record that applied it (None for a refusal)."""
+        """An already answered action: the record that applied it (None for a refusal).
+
+        Answered again only once a replica holds it, like a first answer: the retry may come
+        from a client whose first attempt's master died before a replica confirmed it.
+        """
+        await self.runtime.replicas.after(self.key(table_id, "head"))
         if "seq" in answer:
             return await self.record(table_id, int(answer["seq"])), answer
         return None, answer

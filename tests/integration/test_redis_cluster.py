@@ -26,20 +26,26 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import grpc
-import nats
 import pytest
-from integration_helpers import bot_table, finish_game, logged_in, outbox_size, seated_table, stored_log
+from integration_helpers import (
+    bot_table,
+    delivered_results,
+    finish_game,
+    logged_in,
+    outbox_size,
+    seated_table,
+    stored_log,
+)
 
 from services.accounts.devices import Accounts
 from services.accounts.sessions import Sessions
-from services.scoring.storage import ScoreStore
 from shared.config import Settings
 from shared.games.registry import bot_levels, engine_class
 from shared.localrediscluster import LocalRedisCluster, local_redis_cluster
 from shared.rpc.errors import ServiceError
-from shared.runtime import Runtime, results_stream
+from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient
-from shared.tables.announce import Announcer, result_messages
+from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import TableMeta
 from shared.tables.store import Change, TableStore
@@ -143,29 +149,6 @@ async def _lane(stop: asyncio.Event, game: str, play: Callable[[], Awaitable[Non
         await play()
 
 
-async def _results_on_stream(settings: Settings) -> Counter[str]:
-    """Nats-Msg-Id of every message on the RESULTS stream, counted."""
-    client = await nats.connect(servers=settings.nats_servers)
-    try:
-        js = client.jetstream()
-        total = (await js.stream_info(str(results_stream(settings).name))).state.messages
-        sub = await js.subscribe(f"{settings.key_prefix}.results.>", ordered_consumer=True)
-        ids: Counter[str] = Counter()
-        for _ in range(total):
-            message = await sub.next_msg(timeout=10)
-            ids[(message.headers or {})["Nats-Msg-Id"]] += 1
-        return ids
-    finally:
-        await client.close()
-
-
-async def _eventually(probe: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
-    """Until the probe says yes, or the timeout (the assertions after it tell what is missing)."""
-    deadline = time.monotonic() + timeout
-    while not await probe() and time.monotonic() < deadline:
-        await asyncio.sleep(0.5)
-
-
 async def test_each_multi_key_write_keeps_to_one_slot(runtime: Runtime, settings: Settings) -> None:
     """A commit with results, the relay of a stale outbox entry and the live count over every
     shard; device accounts and refresh tokens. (The lobby, quick match, history and scoring
@@ -226,7 +209,6 @@ async def test_games_go_on_through_master_failovers_losing_no_move_and_no_result
     stop.set()
     await asyncio.wait_for(asyncio.gather(*lanes), 240)
 
-    expected: set[str] = set()
     moves = lost_moves = 0
     for game in played:
         log = await stored_log(runtime, game.table_id)
@@ -237,31 +219,17 @@ async def test_games_go_on_through_master_failovers_losing_no_move_and_no_result
             moves += 1
             found = by_seq.get(seq)
             lost_moves += found is None or (found.actor, found.action) != (seat, action)
-        expected |= {msg_id for record in log for _kind, msg_id, _payload in result_messages(record)}
-
-    async def outbox_empty() -> bool:
-        return not await outbox_size(runtime)
-
-    await _eventually(outbox_empty)
-    on_stream = await _results_on_stream(settings)
-    scores = ScoreStore(runtime)
-
-    async def all_scored() -> bool:
-        return all([await scores.table_results(g.table_id) for g in played])
-
-    await _eventually(all_scored)
-    recorded = [len(await scores.table_results(game.table_id)) for game in played]
-    lost = expected - set(on_stream)
-    doubled = {msg_id for msg_id, count in on_stream.items() if count > 1}
+    delivery = await delivered_results(runtime, [game.table_id for game in played])
+    lost, doubled, recorded = delivery.lost, delivery.doubled, delivery.recorded
     across = [sum(1 for game in played if game.started < at < game.ended) for _name, at in kills]
     print(f"\nRedis Cluster (3 masters + 1 replica each): {len(played)} games played "
           f"({sum(1 for g in played if not g.acknowledged)} by server bots), {len(kills)} master "
           f"failovers survived (games in progress at each: {across}), {moves} acknowledged moves, "
-          f"lost {lost_moves}; {len(expected)} results, lost {len(lost)}, doubled {len(doubled)}; "
+          f"lost {lost_moves}; {len(delivery.expected)} results, lost {len(lost)}, doubled {len(doubled)}; "
           f"scoring records per game {sorted(Counter(recorded).items())}")
     assert all(across), "a master died while no game was in progress"
     assert any(game.started > kills[-1][1] for game in played), "no game started after the kills"
     assert lost_moves == 0
     assert not lost and not doubled
-    assert set(on_stream) == expected
+    assert set(delivery.on_stream) == delivery.expected
     assert recorded == [1] * len(played)
