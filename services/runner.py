@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from grpc_health.v1 import health_pb2
 from grpc_health.v1._async import HealthServicer
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
@@ -84,9 +85,18 @@ async def running_services(settings: Settings, names: Sequence[str]) -> AsyncIte
 
 async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
                               interval: float = HEALTH_INTERVAL) -> None:
-    """Set each service's health from whether the servers it needs answer, until cancelled."""
-    probe = aioredis.from_url(runtime.settings.redis_url, socket_timeout=PROBE_TIMEOUT,
-                              socket_connect_timeout=PROBE_TIMEOUT, retry=Retry(NoBackoff(), 0))
+    """Set each service's health from whether the servers it needs answer, until cancelled.
+
+    On Redis Cluster the probe is a cluster client that pings every master it knows: the seed
+    node of REDIS_URL may be gone while the cluster serves every slot.
+    """
+    probe: aioredis.Redis
+    options = {"socket_timeout": PROBE_TIMEOUT, "socket_connect_timeout": PROBE_TIMEOUT,
+               "retry": Retry(NoBackoff(), 0)}
+    if runtime.settings.redis_cluster:
+        probe = RedisCluster.from_url(runtime.settings.redis_url, **options)  # type: ignore[assignment]
+    else:
+        probe = aioredis.from_url(runtime.settings.redis_url, **options)
     reachable: dict[str, bool] = dict.fromkeys(("redis", "nats"), True)
     try:
         while not_cancelled():
@@ -104,7 +114,8 @@ async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
 async def _answers(probe: aioredis.Redis) -> bool:
     try:
         return bool(await probe.ping())
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError,
+            redis.exceptions.RedisClusterException):
         return False
 
 
