@@ -177,9 +177,9 @@ class Runtime:
         """A key of one table: in its shard's slot, beside the shard's indexes."""
         return self.key("table", self.shards.tag(self.shards.of(table_id)), table_id, *parts)
 
-    def shard_key(self, shard: int, *parts: str) -> str:
+    def shard_key(self, index: str, shard: int, *parts: str) -> str:
         """A key of one shard of an index over tables (clocks, outbox, live tables)."""
-        return self.key(parts[0], self.shards.tag(shard), *parts[1:])
+        return self.key(index, self.shards.tag(shard), *parts)
 
     def key(self, *parts: str) -> str:
         """A Redis key in this deployment's namespace (each part checked: IdError)."""

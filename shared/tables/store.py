@@ -135,11 +135,11 @@ class TableStore:
 
     def clocks_key(self, game: str, shard: int) -> str:
         """One shard of the sorted set of tables with deadlines for the service running ``game``."""
-        return self.runtime.shard_key(shard, "clocks", entry(game).service)
+        return self.runtime.shard_key("clocks", shard, entry(game).service)
 
     def live_key(self, game: str, shard: int) -> str:
         """One shard of the tables of ``game`` with a running game, by the time of their last commit."""
-        return self.runtime.shard_key(shard, "live", game)
+        return self.runtime.shard_key("live", shard, game)
 
     async def live_tables(self, game: str) -> int:
         """How many tables of ``game`` have a running game; forgets those whose keys expired."""
@@ -155,7 +155,7 @@ class TableStore:
     def outbox_key(self, shard: int) -> str:
         """One shard of the results committed but not yet acknowledged by JetStream:
         "table|seq" by time."""
-        return self.runtime.shard_key(shard, "outbox")
+        return self.runtime.shard_key("outbox", shard)
 
     async def head(self, table_id: str) -> CommitRecord:
         """The newest commit of a table; NotFound when there is no game."""

@@ -79,7 +79,7 @@ async def not_indexed(runtime: Runtime, game: str, table_id: str, group: str) ->
     store = TableStore(runtime, deadline_policy(0.0, IDLE))
     shard = store.shard_of(table_id)
     assert await runtime.redis.zscore(store.live_key(game, shard), table_id) is None
-    assert await runtime.redis.zscore(runtime.shard_key(shard, "clocks", group), table_id) is None
+    assert await runtime.redis.zscore(runtime.shard_key("clocks", shard, group), table_id) is None
 
 
 # -- idle games ----------------------------------------------------------------------------------

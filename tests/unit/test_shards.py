@@ -30,12 +30,12 @@ def test_a_tables_keys_and_its_shards_indexes_share_one_hash_tag() -> None:
     single = _runtime()
     assert single.shards.count == 1 and single.settings.replica_wait_ms == 0
     assert single.table_key("t1", "head") == "st:table:{s0}:t1:head"
-    assert single.shard_key(0, "clocks", "engine") == "st:clocks:{s0}:engine"
+    assert single.shard_key("clocks", 0, "engine") == "st:clocks:{s0}:engine"
     cluster = _runtime(redis_cluster=True)
     assert cluster.shards.count == 16 and cluster.settings.replica_wait_ms == 500
     shard = cluster.shards.of("t1")
     keys = [cluster.table_key("t1", "head"), cluster.table_key("t1", "lobby"),
-            cluster.shard_key(shard, "outbox"), cluster.shard_key(shard, "live", "willi")]
+            cluster.shard_key("outbox", shard), cluster.shard_key("live", shard, "willi")]
     assert {slot_tag(key) for key in keys} == {f"s{shard}"}
     assert _runtime(redis_cluster=True, redis_shards=4, redis_wait_ms=0).shards.count == 4
 
