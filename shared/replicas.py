@@ -65,10 +65,11 @@ class ReplicaWait:
         barrier = f"{self.barrier_prefix}:{{{slot_tag(key)}}}"
         target: dict[str, Any] = {}
         name = ""
-        if isinstance(self.redis, RedisCluster):
-            node = self.redis.get_node_from_key(barrier)
-            target, name = {"target_nodes": node}, node.name
         try:
+            if isinstance(self.redis, RedisCluster):
+                await self.redis.initialize()  # a no-op once the client knows the cluster
+                node = self.redis.get_node_from_key(barrier)
+                target, name = {"target_nodes": node}, node.name
             if name in self._unreplicated:
                 if not await self._replica_online(target):
                     REDIS_UNREPLICATED.inc()
@@ -78,7 +79,7 @@ class ReplicaWait:
                 pipe.set(barrier, b"1", px=BARRIER_TTL_MS)
                 pipe.execute_command("WAIT", 1, self.wait_ms, **target)
                 _set, acked = await pipe.execute()
-        except (redis.exceptions.RedisError, AttributeError) as exc:
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException, AttributeError) as exc:
             # AttributeError: redis-py's cluster pipeline on a connection that a dying node
             # closed under it. Either way nobody confirmed a copy: not acknowledged.
             raise redis.exceptions.ConnectionError(f"no replica confirmed the write: {exc!r}") from exc
