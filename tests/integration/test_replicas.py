@@ -50,7 +50,8 @@ async def _commits(runtime: Runtime, count: int) -> None:
 
 @pytest.fixture
 async def waiting(settings: Settings, primary: LocalServer) -> AsyncIterator[Runtime]:
-    async with open_runtime(dataclasses.replace(settings, redis_url=primary.url, redis_wait_ms=200)) as rt:
+    """A runtime on ``primary`` that waits up to 2 s for a replica (a busy machine is slow)."""
+    async with open_runtime(dataclasses.replace(settings, redis_url=primary.url, redis_wait_ms=2000)) as rt:
         yield rt
 
 
