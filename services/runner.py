@@ -24,7 +24,6 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from grpc_health.v1 import health_pb2
 from grpc_health.v1._async import HealthServicer
-from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
@@ -32,7 +31,7 @@ from services.base import Service
 from shared.config import Settings
 from shared.logs import get_logger
 from shared.rpc.server import create_server
-from shared.runtime import Runtime, open_runtime
+from shared.runtime import Runtime, cluster_client, open_runtime
 from shared.tasks import not_cancelled
 
 SERVICE_NAMES = ("lobby", "engine", "arbiter", "scoring", "tournament")
@@ -94,7 +93,7 @@ async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
     options = {"socket_timeout": PROBE_TIMEOUT, "socket_connect_timeout": PROBE_TIMEOUT,
                "retry": Retry(NoBackoff(), 0)}
     if runtime.settings.redis_cluster:
-        probe = RedisCluster.from_url(runtime.settings.redis_url, **options)  # type: ignore[assignment]
+        probe = cluster_client(runtime.settings.redis_url, **options)  # type: ignore[assignment]
     else:
         probe = aioredis.from_url(runtime.settings.redis_url, **options)
     reachable: dict[str, bool] = dict.fromkeys(("redis", "nats"), True)

@@ -154,11 +154,15 @@ class LocalRedisCluster:
         new_id = self.cli(dead, "cluster", "myid").strip()
         self.cli(dead, "cluster", "meet", "127.0.0.1", str(running[0].port), str(running[0].bus_port))
         wait_until(lambda: new_id in self.cli(running[0], "cluster", "nodes"), 30.0,
-                    "the new node did not join")
-        orphan = self._master_without_replica()
-        wait_until(lambda: orphan in self.cli(dead, "cluster", "nodes"), 30.0,
-                    "the new node does not know the master")
-        self.cli(dead, "cluster", "replicate", orphan)
+                   "the new node did not join")
+        orphans: list[str] = []
+
+        def orphaned() -> bool:
+            orphans[:] = self._masters_without_replica(running[0])
+            return bool(orphans) and orphans[0] in self.cli(dead, "cluster", "nodes")
+
+        wait_until(orphaned, 30.0, "no master without a replica, as the new node knows the cluster")
+        self.cli(dead, "cluster", "replicate", orphans[0])
         for line in old_id.splitlines():  # forget the dead node's old identity everywhere
             fields = line.split()
             if fields[1].split("@")[0] == dead.address and fields[0] != new_id:
@@ -166,16 +170,13 @@ class LocalRedisCluster:
                     self.cli(node, "cluster", "forget", fields[0])
         self.wait_ok()
 
-    def _master_without_replica(self) -> str:
-        """The id of a master serving slots that no live replica follows."""
-        lines = [line.split() for line in self.cli(next(n for n in self.nodes if n.alive),
-                                                   "cluster", "nodes").splitlines()]
+    def _masters_without_replica(self, seen_by: RedisNode) -> list[str]:
+        """The ids of masters serving slots that no live replica follows, as ``seen_by`` sees it."""
+        lines = [line.split() for line in self.cli(seen_by, "cluster", "nodes").splitlines()]
         followed = {fields[3] for fields in lines if "slave" in fields[2] and "fail" not in fields[2]}
-        for fields in lines:
-            if "master" in fields[2] and "fail" not in fields[2] and len(fields) > 8 \
-                    and fields[0] not in followed:
-                return fields[0]
-        raise LookupError("every master has a replica")
+        return [fields[0] for fields in lines
+                if "master" in fields[2] and "fail" not in fields[2] and len(fields) > 8
+                and fields[0] not in followed]
 
     def kill(self, node: RedisNode) -> None:
         """SIGKILL: the node dies as in a crash."""

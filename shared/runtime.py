@@ -23,9 +23,10 @@ to one slot (shared/shards.py), so the code is the same for both clients.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import nats.errors
 import nats.js.errors
@@ -136,6 +137,29 @@ async def connect_nats(servers: list[str], name: str) -> NATS:
 REDIS_CLUSTER_RETRIES = 10
 
 
+class _ClusterConnection(aioredis.Connection):
+    """A cluster node's connection that reports a socket closed under it as ConnectionError.
+
+    redis-py 8.1's asyncio cluster client disconnects every connection of a node that
+    failed, also one another call is using; that call then writes to no socket and an
+    AttributeError escapes instead of the ConnectionError the client would retry.
+    """
+
+    async def _send_packed_command(self, command: Iterable[bytes]) -> None:
+        if self._writer is None:
+            raise redis.exceptions.ConnectionError("the connection was closed while in use")
+        await super()._send_packed_command(command)
+
+
+def cluster_client(url: str, **options: Any) -> RedisCluster:
+    """redis-py's cluster client seeded by ``url``, its connections :class:`_ClusterConnection`."""
+    client = RedisCluster.from_url(url, **options)
+    client.nodes_manager.connection_kwargs["connection_class"] = _ClusterConnection
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = _ClusterConnection
+    return client
+
+
 def connect_redis(url: str, cluster: bool = False) -> aioredis.Redis:
     """A Redis client whose commands ride out a short outage (bounded retries, then an error).
 
@@ -144,7 +168,7 @@ def connect_redis(url: str, cluster: bool = False) -> aioredis.Redis:
     command, script and transaction).
     """
     if cluster:
-        client = RedisCluster.from_url(
+        client = cluster_client(
             url, max_connections=REDIS_CONNECTIONS, decode_responses=False,
             retry=Retry(REDIS_BACKOFF, REDIS_CLUSTER_RETRIES),
             health_check_interval=15, socket_timeout=5.0, socket_connect_timeout=2.0)
