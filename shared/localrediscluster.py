@@ -196,6 +196,19 @@ def _in_sync(replication: str) -> int:
                if line.startswith("slave") and "state=online" in line)
 
 
+def _start_on_free_ports(cluster: LocalRedisCluster, node: RedisNode, attempts: int = 3) -> None:
+    """Start a new node; if it exits at once (a port that was free is taken meanwhile by
+    another process of this busy machine), again on other free ports."""
+    for attempt in range(attempts):
+        try:
+            cluster.start(node)
+            return
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+            node.port, node.bus_port = free_port(), free_port()
+
+
 @contextlib.contextmanager
 def local_redis_cluster(data_dir: Path, masters: int = 3, replicas: int = 0,
                         fsync: str = "off") -> Iterator[LocalRedisCluster]:
@@ -207,7 +220,7 @@ def local_redis_cluster(data_dir: Path, masters: int = 3, replicas: int = 0,
                                  for index in range(masters * (1 + replicas))], replicas, fsync)
     try:
         for node in cluster.nodes:
-            cluster.start(node)
+            _start_on_free_ports(cluster, node)
         cluster.create()
         yield cluster
     finally:

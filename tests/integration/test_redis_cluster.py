@@ -21,7 +21,8 @@ import dataclasses
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -31,9 +32,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import (
     bot_table,
+    close_all,
     delivered_results,
     eventually,
     finish_game,
+    log_in,
     logged_in,
     outbox_size,
     seated_table,
@@ -116,6 +119,16 @@ def _unreplicated() -> float:
     return REGISTRY.get_sample_value("stammtisch_redis_unreplicated_writes_total") or 0.0
 
 
+@asynccontextmanager
+async def _logged_in(endpoints: Endpoints, *names: str) -> AsyncIterator[list[StammtischClient]]:
+    """Logged-in clients (a login during a failover is tried again), closed after the block."""
+    clients = await _patiently(lambda: log_in(endpoints, *names))
+    try:
+        yield clients
+    finally:
+        await close_all(clients)
+
+
 @dataclass
 class Played:
     """One table and its game: the moves its people had acknowledged, and when it ran."""
@@ -150,7 +163,7 @@ async def _move(clients: list[StammtischClient], table_id: str, bot: Any, rng: r
 async def _people_game(endpoints: Endpoints, game: str, options: Mapping[str, int], rng: random.Random,
                        played: list[Played]) -> None:
     """Four people play a new table to its end, writing down each acknowledged move."""
-    async with logged_in(endpoints, *(f"{game}-{index}" for index in range(SEATS))) as clients:
+    async with _logged_in(endpoints, *(f"{game}-{index}" for index in range(SEATS))) as clients:
         table_id = await _patiently(lambda: seated_table(clients, game, **options))
         await _patiently(lambda: clients[0].wait_for_game(table_id))
         this = Played(table_id, time.monotonic())
@@ -163,7 +176,7 @@ async def _people_game(endpoints: Endpoints, game: str, options: Mapping[str, in
 
 async def _bots_game(endpoints: Endpoints, game: str, played: list[Played]) -> None:
     """One person and three server bots (moved by the turn clocks) play a table to its end."""
-    async with logged_in(endpoints, f"{game}-host") as (client,):
+    async with _logged_in(endpoints, f"{game}-host") as (client,):
         table_id = await _patiently(lambda: bot_table(client, game, SEATS, **GAMES[game]))
         this = Played(table_id, time.monotonic(), by_bots=True)
         played.append(this)
