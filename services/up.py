@@ -13,6 +13,7 @@ import uvloop
 from services.runner import running_services, stop_on_signals
 from services.workers import Ready, WorkerPool, shared_ports
 from shared.config import Settings
+from shared.heap import settle_heap
 from shared.localinfra import LocalServer, Supervisor, answers, free_port, start_nats, start_redis
 from shared.logs import configure_logging, get_logger
 from shared.metrics import serve_metrics
@@ -60,6 +61,7 @@ async def serve_until_stopped(settings: Settings, names: Sequence[str],
     stop = stop_on_signals()
     metrics_port = serve_metrics(settings.metrics_port, settings.bind_host)
     async with running_services(settings, names) as running:
+        settle_heap()
         if on_ready is not None:
             on_ready({"services": [(item.service.name, item.port, item.service.full_name)
                                    for item in running], "metrics_port": metrics_port})

@@ -9,6 +9,13 @@ import sys
 from shared.games.catalog import CATALOGUE
 
 SERVICES = ("lobby", "engine", "arbiter", "scoring", "tournament")
+#: The organizer's lasting identity unless --device names another: `tournament create` makes
+#: it, the organizer controls log in with it (so they work from any later shell).
+ORGANIZER_DEVICE = os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"),
+                                "stammtisch", "organizer.json")
+CONTROL_HELP = {"start": "start now", "pause": "seat no new round until resumed (the running one ends)",
+                "resume": "seat rounds again", "cancel": "stop for good (the standings so far are final)",
+                "remove": "withdraw a player (a bot plays out their running game)"}
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -70,8 +77,8 @@ def _play(args: argparse.Namespace) -> int:
     if args.tournament:
         from shared.sdk import tournament_cli
 
-        return asyncio.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
-                                               args.name))
+        return tournament_cli.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
+                                                      args.name, args.device))
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
                            _endpoints(args), args.turn_seconds, args.device))  # type: ignore[arg-type]
@@ -89,19 +96,20 @@ def _bots(args: argparse.Namespace) -> int:
 
 
 def _tournament(args: argparse.Namespace) -> int:
-    import asyncio
-
     from shared.sdk import tournament_cli
 
     endpoints = _endpoints(args)
     if args.action == "create":
-        return asyncio.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
+        return tournament_cli.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
     if args.action == "join":
-        return asyncio.run(tournament_cli.join(endpoints, args.id, args.bots,  # type: ignore[arg-type]
-                                               args.think))
+        return tournament_cli.run(tournament_cli.join(endpoints, args.id, args.bots,  # type: ignore[arg-type]
+                                                      args.think))
     if args.action == "watch":
-        return asyncio.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
-    return asyncio.run(tournament_cli.standings(endpoints, args.id))  # type: ignore[arg-type]
+        return tournament_cli.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
+    if args.action in CONTROL_HELP:
+        return tournament_cli.run(tournament_cli.control(endpoints, args.action, args.id,  # type: ignore[arg-type]
+                                                         args.device, getattr(args, "player", "")))
+    return tournament_cli.run(tournament_cli.standings(endpoints, args.id))  # type: ignore[arg-type]
 
 
 def _winrate(args: argparse.Namespace) -> int:
@@ -201,12 +209,21 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--start-in", type=float, default=60.0, help="seconds until it starts")
     create.add_argument("--bots", type=int, default=0, help="bot clients that register and play")
     create.add_argument("--think", type=float, default=0.3, help="seconds a bot waits before acting")
+    organizer_help = ("the organizer's device file (made on first use; default: "
+                      "$XDG_CONFIG_HOME/stammtisch/organizer.json)")
+    create.add_argument("--device", default=str(ORGANIZER_DEVICE), help=organizer_help)
     join = actions.add_parser("join", help="register bot clients that play through the API")
     join.add_argument("id")
     join.add_argument("--bots", type=int, default=1)
     join.add_argument("--think", type=float, default=0.3)
     for name in ("watch", "standings"):
         actions.add_parser(name, help=f"{name} of a tournament").add_argument("id")
+    for name in ("start", "pause", "resume", "cancel", "remove"):
+        control = actions.add_parser(name, help=f"organizer: {CONTROL_HELP[name]}")
+        control.add_argument("id")
+        if name == "remove":
+            control.add_argument("player", help="player id (or its start, as `watch` shows) or name")
+        control.add_argument("--device", default=str(ORGANIZER_DEVICE), help=organizer_help)
     for parser_ in actions.choices.values():
         parser_.add_argument("--host", default="127.0.0.1")
     tournament.set_defaults(func=_tournament)

@@ -17,13 +17,13 @@ import json
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig
 
 from services.history.store import ArchiveStore, table_reader
 from shared.errors import NotFound
 from shared.history.archive import ArchivedCommit, GameArchive
 from shared.logs import get_logger
-from shared.runtime import Runtime, results_stream
+from shared.result_group import join_results
+from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
 
@@ -82,10 +82,7 @@ class Archiver:
     async def start(self) -> None:
         """Declare the archive stream and join the replicas' durable consumer."""
         await self.archive.declare()
-        self._subscription = await self.runtime.js.subscribe(
-            self.runtime.subject_pattern("results", "*", "game"), queue=DURABLE, durable=DURABLE,
-            stream=results_stream(self.runtime.settings).name, cb=self._on_message, manual_ack=True,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=ACK_WAIT_SECONDS))
+        self._subscription = await join_results(self.runtime, DURABLE, ACK_WAIT_SECONDS, self._on_message)
 
     async def stop(self) -> None:
         """Stop receiving; what is unacknowledged goes to another replica after the ack wait."""

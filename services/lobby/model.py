@@ -91,6 +91,9 @@ class LobbyTable:
     version: int = 0
     #: Set by a change that leaves nobody at the table: the repository deletes it.
     closed: bool = False
+    #: A tournament's table: its director readies the seats and starts every game (with the
+    #: tournament's seeds), so its players never get ready themselves.
+    tournament_id: str = ""
 
     # -- storage ------------------------------------------------------------------
 
@@ -161,11 +164,18 @@ class LobbyTable:
             return wish if self.seats[wish].open else None
         return next((index for index, seat in enumerate(self.seats) if seat.open), None)
 
+    def _check_not_tournament(self, what: str) -> None:
+        """A tournament's director alone seats its tables and starts their games (with the
+        tournament's seeds): a stranger, a bot or a ready click there would change its games."""
+        if self.tournament_id:
+            raise Refused(f"a table of tournament {self.tournament_id}: its director {what}")
+
     def join(self, player_id: str, name: str, wish: int | None) -> int | None:
         """Sit down now, or queue for the next game while one runs; returns the seat (None: queued)."""
         if wish is not None:
             self.check_seat_number(wish)
         self._check_not_here(player_id)
+        self._check_not_tournament("seats every player; register for the tournament instead")
         if self.status == Status.PLAYING:
             if len(self.waiting) >= len(self.seats):
                 raise Refused("the waiting list for the next game is full")
@@ -234,6 +244,7 @@ class LobbyTable:
         seat = self.seat_of(player_id)
         if seat is None or not self.seats[seat].person:
             raise Refused("only players seated at this table may get ready")
+        self._check_not_tournament("starts every game, nobody gets ready here")
         if self.status == Status.PLAYING:
             raise Refused("a game is running; get ready for the next one after it ends")
         self.seats[seat].ready = ready
@@ -241,6 +252,7 @@ class LobbyTable:
 
     def add_bot(self, player_id: str, level: str, wish: int | None) -> int:
         """Seat a server bot (always ready) in an open seat; only seated players may."""
+        self._check_not_tournament("fills its seats, nobody adds bots here")
         if wish is not None:
             self.check_seat_number(wish)
         seat_of_caller = self.seat_of(player_id)

@@ -146,6 +146,8 @@ class BotSeat:
         """One call; True when it was applied."""
         if self.pace_seconds:
             now = time.perf_counter()
+            if not self._next_slot:  # seats started together must not act in lockstep bursts
+                self._next_slot = now + self.rng.uniform(0.0, self.pace_seconds)
             await asyncio.sleep(max(0.0, self._next_slot - now))
             self._next_slot = max(now, self._next_slot) + self.pace_seconds
         action = self.bot.choose(current.view, self.rng)
@@ -213,6 +215,8 @@ class TablesRun:
     refused: int
     answer: Samples
     others: Samples
+    #: CPU seconds the clients spent playing (all client processes together).
+    client_cpu: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -249,15 +253,18 @@ def measure(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> Tabl
 @contextlib.asynccontextmanager
 async def seated_tables(endpoints: Endpoints, tables: int, actions_per_seat: int,
                         acting: int = SEATS, streamed: bool = True,
-                        pace_seconds: float = 0.0) -> AsyncIterator[list[list[BotSeat]]]:
+                        pace_seconds: float = 0.0,
+                        first_player: int = 0) -> AsyncIterator[list[list[BotSeat]]]:
     """``tables`` lobby tables of 4 logged-in bot clients each, ready to play.
 
     The first ``acting`` seats of a table act (up to ``actions_per_seat`` actions,
     at most one per ``pace_seconds``); the others only follow their streams.
+    Players are named bench<first_player>, bench<first_player + 1>...
     """
     clients = [StammtischClient(endpoints) for _ in range(tables * SEATS)]
     try:
-        await asyncio.gather(*(client.login(f"bench{index}") for index, client in enumerate(clients)))
+        await asyncio.gather(*(client.login(f"bench{first_player + index}")
+                               for index, client in enumerate(clients)))
         groups = [clients[index:index + SEATS] for index in range(0, len(clients), SEATS)]
         table_ids = await asyncio.gather(*(seat_players(group) for group in groups))
         yield [[BotSeat(client, table_id, seat, random.Random(f"{table_id}:{seat}"),

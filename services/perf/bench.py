@@ -1,9 +1,12 @@
 """`stammtisch bench` (`make bench`): the rules engines, the bare parts, and the arbiter under load.
 
 The servers run as a child process (`stammtisch up`) against a Redis and a
-NATS this run starts in a temporary folder; the bot clients run here. So the
-arbiter figures cross real process boundaries, and the bare costs next to them
-are measured on the same machine in the same run.
+NATS this run starts in a temporary folder; the bot clients of each step run
+in processes of their own (services/perf/clients.py), one per core. So the
+arbiter figures cross real process boundaries, the clients do not queue
+behind each other in one event loop, and the bare costs next to them are
+measured on the same machine in the same run. The machine may be shared:
+each step says how much CPU every other process took meanwhile.
 
 The arbiter steps run with one server process, then the saturating step again
 with one worker per core (`--workers N`), side by side; then, on N workers, a
@@ -26,10 +29,10 @@ from pathlib import Path
 
 from services.launch import LaunchedStack, launched_stack
 from services.perf import bare, engines, rediscluster
-from services.perf.arbiter import SEATS, TablesRun, play_tables, seated_tables
+from services.perf.arbiter import SEATS, TablesRun
+from services.perf.clients import ClientProcesses, Plan, shares
 from services.perf.stats import Samples
 from shared.localinfra import free_port, server_pair, start_redis
-from shared.sdk.client import Endpoints
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,14 @@ class Step:
 
 #: Bounded in calls and time: the 100-table step takes well under two minutes on 2 cores.
 SATURATING = Step(100, 15, 90.0)
-STEPS = (Step(1, 200, 30.0, acting=1), Step(1, 200, 30.0), Step(10, 60, 45.0), SATURATING)
+#: One table, one seat acting: an action's cost without queueing, against the bare floor.
+ONE_SEAT = Step(1, 200, 30.0, acting=1)
+STEPS = (ONE_SEAT, Step(1, 200, 30.0), Step(10, 60, 45.0), SATURATING)
 #: The step offered half the capacity SATURATING measured on N workers (its pace follows).
 HALF_LOAD = Step(20, 40, 60.0)
 BARE_CALLS = 2000
+#: Processes the bot clients of a step are spread over (a step's tables are split among them).
+CLIENT_PROCESSES = os.cpu_count() or 1
 #: Writes per Redis persistence setting (fsync on every write is the slow one).
 FSYNC_CALLS = 1000
 ENGINE_SECONDS = 2.0
@@ -94,14 +101,36 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_seconds() -> float | None:
+    """CPU time every process of the machine spent so far, all cores (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(value) for value in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def server_pids(stack: LaunchedStack) -> list[int]:
     """Every server process of the stack: `stammtisch up` and its workers."""
     return sorted({stack.process.pid, *stack.pids})
 
 
+def cpu_by_pid(stack: LaunchedStack) -> dict[int, float | None]:
+    """CPU time so far of each of the stack's server processes."""
+    return {pid: cpu_seconds(pid) for pid in server_pids(stack)}
+
+
+def cpu_spent(before: dict[int, float | None], after: dict[int, float | None]) -> dict[int, float] | None:
+    """CPU each process spent between two readings (None without /proc)."""
+    if None in before.values() or None in after.values():
+        return None
+    return {pid: (after[pid] or 0.0) - (start or 0.0) for pid, start in before.items()}
+
+
 def servers_cpu(stack: LaunchedStack) -> float | None:
     """CPU time of all the stack's server processes together (None without /proc)."""
-    each = [cpu_seconds(pid) for pid in server_pids(stack)]
+    each = cpu_by_pid(stack).values()
     return None if any(seconds is None for seconds in each) else sum(s for s in each if s is not None)
 
 
@@ -117,22 +146,36 @@ def cpu_line(who: str, seconds: float | None, run: TablesRun) -> str:
 async def arbiter_step(stack: LaunchedStack, step: Step, streamed: bool = True,
                        pace_seconds: float = 0.0) -> TablesRun:
     """Fresh tables through the lobby, then every acting seat plays as fast as it can (or at
-    one action per ``pace_seconds``)."""
-    targets = Endpoints.of(stack.endpoints)
+    one action per ``pace_seconds``); the clients run in processes of their own."""
     how = "Play streams" if streamed else "unary Act + Subscribe"
-    pace = f", one action per {pace_seconds:.2f} s" if pace_seconds else ""
-    say(f" step: {step.name} ({step.tables * SEATS} clients, {how}, {len(stack.pids)} worker(s){pace}), "
-        f"at most {step.actions_per_seat} actions per acting seat or {step.seconds:.0f} s")
-    async with seated_tables(targets, step.tables, step.actions_per_seat, step.acting, streamed,
-                             pace_seconds) as tables:
-        server_before, client_before = servers_cpu(stack), time.process_time()
-        run = await play_tables(tables, step.seconds)
-        server_after, client = servers_cpu(stack), time.process_time() - client_before
+    pace = f", one action per {pace_seconds:.2f} s per seat" if pace_seconds else ""
+    parts = shares(Plan(stack.endpoints, step.actions_per_seat, step.acting, streamed, pace_seconds,
+                        step.seconds), step.tables, CLIENT_PROCESSES)
+    say(f" step: {step.name} ({step.tables * SEATS} clients in {len(parts)} process(es), {how}, "
+        f"{len(stack.pids)} worker(s){pace}), at most {step.actions_per_seat} actions per acting seat "
+        f"or {step.seconds:.0f} s; load average {os.getloadavg()[0]:.1f}")
+    clients = ClientProcesses(parts)
+    try:
+        await asyncio.to_thread(clients.wait_ready)
+        before, machine_before = cpu_by_pid(stack), machine_busy_seconds()
+        run = await asyncio.to_thread(clients.play, step.seconds)
+        after, machine_after = cpu_by_pid(stack), machine_busy_seconds()
+    finally:
+        await asyncio.to_thread(clients.close)
     for line in run.lines():
         say(line)
-    server = None if server_before is None or server_after is None else server_after - server_before
-    say(cpu_line(f"server processes ({len(server_pids(stack))}, summed)", server, run))
-    say(cpu_line("bot clients (this process)", client, run))
+    spent = cpu_spent(before, after)
+    say(cpu_line(f"server processes ({len(before)}, summed)", None if spent is None else sum(spent.values()),
+                 run))
+    if spent is not None and len(spent) > 1:  # did the kernel spread the connections over the workers?
+        say("  each server process: " + ", ".join(f"pid {pid} {seconds / run.seconds:.0%} of a core"
+                                                   for pid, seconds in spent.items()))
+    say(cpu_line(f"bot clients ({len(parts)} process(es), summed)", run.client_cpu, run))
+    if spent is not None and machine_before is not None and machine_after is not None:
+        others = machine_after - machine_before - sum(spent.values()) - run.client_cpu
+        say(f"  every other process of this machine (Redis and NATS among them): "
+            f"{others / run.seconds:.0%} of a core of {os.cpu_count()}; "
+            f"load average {os.getloadavg()[0]:.1f}")
     return run
 
 
@@ -183,8 +226,10 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
         bare_samples += await cluster_costs(redis_url, data_dir / "redis-cluster")
         say()
         say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
-            "(clients in this process, all four services in the child)")
+            f"(clients in up to {CLIENT_PROCESSES} processes of their own, all four services in the child)")
         runs = [(f"{step.name}, 1 worker", await arbiter_step(stack, step)) for step in STEPS]
+        one_seat_unary = await arbiter_step(stack, ONE_SEAT, False)
+        runs.append((f"{ONE_SEAT.name}, 1 worker, unary", one_seat_unary))
         runs.append((f"{SATURATING.name}, 1 worker, unary", await arbiter_step(stack, SATURATING, False)))
     with launched_stack(env, data_dir / "stack-n", workers=workers) as many:
         saturated = await arbiter_step(many, SATURATING)
@@ -194,7 +239,17 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
                      await arbiter_step(many, HALF_LOAD, pace_seconds=pace)))
     say()
     summary(bare_samples, runs)
-    one = next(run for name, run in runs if name == f"{SATURATING.name}, 1 worker")
+    floor = sum(samples.quantile(0.5) for samples in bare_samples[:3])
+    by_name = dict(runs)
+    half = runs[-1][1]
+    say(f"Half load ({half.rate:,.0f} actions/s applied, {workers} workers): p99 action -> answer "
+        f"{half.answer.quantile(0.99) * 1e3:.1f} ms, action -> other players' event "
+        f"{half.others.quantile(0.99) * 1e3:.1f} ms (target: at most 20 ms each)")
+    for how, run in (("Play", by_name[f"{ONE_SEAT.name}, 1 worker"]), ("unary", one_seat_unary)):
+        say(f"{ONE_SEAT.name} ({how}): p50 action -> answer {run.answer.quantile(0.5) * 1e3:.2f} ms = "
+            f"{run.answer.quantile(0.5) / floor:.1f} x the bare floor {floor * 1e3:.2f} ms (empty call + "
+            "Redis round trip + NATS publish, p50s of this run; target: at most 1.5 x)")
+    one = by_name[f"{SATURATING.name}, 1 worker"]
     say(f"Saturated throughput ({SATURATING.name}, Play): 1 worker {one.rate:,.0f} actions/s, "
         f"{workers} workers {saturated.rate:,.0f} actions/s; half load offered "
         f"{saturated.rate / 2:,.0f} actions/s")

@@ -2,8 +2,10 @@
 
 Forty players sit in groups of four at the tables (a player may sit at many):
 every table's game is running, and each seat holds a Subscribe stream open on
-it. Once every stream is counted open by the servers (the open-streams gauge of
-every worker), the run prints the resident memory of all server processes
+it, each stream over a connection of its own, as phones hold theirs (so the
+servers hold 4,000 connections, spread over the workers by the kernel). Once
+every stream is counted open by the servers (the open-streams gauge of every
+worker), the run prints the resident memory of all server processes
 together, then lets go. It asserts nothing.
 """
 
@@ -14,15 +16,16 @@ import re
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import grpc
 
 from services.launch import LaunchedStack, launched_stack
 from services.perf.bench import STACK_ENV, say, server_pids
-from shared.api.stammtisch.v1 import engine_pb2
+from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.localinfra import local_servers
-from shared.sdk.client import Endpoints, StammtischClient
+from shared.sdk.client import Endpoints, StammtischClient, open_channel
 
 GAME = "willi"
 SEATS = 4
@@ -42,15 +45,15 @@ def rss_bytes(pid: int) -> int:
     return int(found.group(1)) * 1024 if found else 0
 
 
-def open_streams(stack: LaunchedStack) -> float:
-    """Engine streams open right now, summed over every worker's /metrics."""
-    total = 0.0
+def open_streams(stack: LaunchedStack) -> list[float]:
+    """Engine streams open right now, by worker (each worker's own /metrics)."""
+    counts = []
     for name, address in stack.endpoints.items():
         if name.startswith("metrics"):
             with urllib.request.urlopen(f"http://{address}", timeout=10) as page:
                 found = _OPEN.search(page.read().decode())
-            total += float(found.group(1)) if found else 0.0
-    return total
+            counts.append(float(found.group(1)) if found else 0.0)
+    return counts
 
 
 async def _table(group: list[StammtischClient]) -> str:
@@ -62,11 +65,18 @@ async def _table(group: list[StammtischClient]) -> str:
     return table.table_id
 
 
-async def _hold(client: StammtischClient, table_id: str) -> None:
-    """One stream, read until cancelled."""
-    async for _reply in client.engine.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id),
-                                                metadata=client.auth):
-        pass
+async def _hold(channel: grpc.aio.Channel, client: StammtischClient, table_id: str,
+                failed: Counter[str]) -> None:
+    """One stream of ``client``'s player over a connection of its own, read until cancelled;
+    a stream the server ends is counted by its status."""
+    stub = engine_pb2_grpc.EngineServiceStub(channel)
+    try:
+        async for _reply in stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id),
+                                           metadata=client.auth):
+            pass
+        failed["ended by the server"] += 1
+    except grpc.aio.AioRpcError as err:
+        failed[f"{err.code().name}: {err.details()}"] += 1
 
 
 async def soak(stack: LaunchedStack, tables: int, per_table: int) -> None:
@@ -74,6 +84,7 @@ async def soak(stack: LaunchedStack, tables: int, per_table: int) -> None:
     ends = Endpoints.of(stack.endpoints)
     clients = [StammtischClient(ends) for _ in range(GROUPS * SEATS)]
     holders: list[asyncio.Task[None]] = []
+    channels: list[grpc.aio.Channel] = []
     try:
         for index, client in enumerate(clients):
             await client.login(f"soak{index}")
@@ -86,14 +97,21 @@ async def soak(stack: LaunchedStack, tables: int, per_table: int) -> None:
             ids = await asyncio.gather(*(_table(group) for group in batch))
             table_ids.extend(zip(batch, ids, strict=True))
         say(f"  {tables} live tables of {GAME} set up in {time.perf_counter() - started:.1f} s")
-        holders = [asyncio.create_task(_hold(client, table_id))
-                   for group, table_id in table_ids for client in group[:per_table]]
+        failed: Counter[str] = Counter()
+        for group, table_id in table_ids:
+            for client in group[:per_table]:
+                channels.append(open_channel(ends.engine))
+                holders.append(asyncio.create_task(_hold(channels[-1], client, table_id, failed)))
         wanted = len(holders)
         deadline = time.monotonic() + 120
-        while (now := open_streams(stack)) < wanted and time.monotonic() < deadline:
+        while sum(now := await asyncio.to_thread(open_streams, stack)) < wanted - sum(failed.values()) \
+                and time.monotonic() < deadline:
             await asyncio.sleep(1.0)
-        say(f"  {now:.0f} of {wanted} streams open (the servers' gauge), "
+        say(f"  {sum(now):.0f} of {wanted} streams open (the servers' gauge; by worker: "
+            f"{', '.join(f'{count:.0f}' for count in now)}), "
             f"{time.perf_counter() - started:.1f} s after the start")
+        for reason, count in failed.most_common():
+            say(f"  {count} streams failed: {reason}")
         await asyncio.sleep(5.0)  # let the servers settle
         rss = {pid: rss_bytes(pid) for pid in server_pids(stack)}
         each = ", ".join(f"pid {pid} {size / 2**20:,.0f} MB" for pid, size in rss.items())
@@ -103,6 +121,7 @@ async def soak(stack: LaunchedStack, tables: int, per_table: int) -> None:
         for task in holders:
             task.cancel()
         await asyncio.gather(*holders, return_exceptions=True)
+        await asyncio.gather(*(channel.close() for channel in channels))
         await asyncio.gather(*(client.close() for client in clients))
 
 

@@ -95,7 +95,8 @@ class TournamentTables:
             pass
         settings = tournament.settings
         table = LobbyTable(table_id, settings.game, dict(settings.options), settings.turn_seconds,
-                           self._seats_for(tournament, round_.tables[index], []), time.time())
+                           self._seats_for(tournament, round_.tables[index], []), time.time(),
+                           tournament_id=tournament.tournament_id)
         try:
             return await self.lobby.repo.add(table)
         except REFUSED:  # another director created it a moment ago

@@ -16,6 +16,11 @@ from shared.rpc.auth import TokenSigner
 from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
 
 Register = Callable[[grpc.aio.Server], None]
+#: Calls grpc-core may hold for the application before it cancels new ones (its defaults: 1,000
+#: soft, 3,000 hard). The Python server takes up calls one at a time, so when thousands of phones
+#: open their streams at once (a server restart, a tournament round) the queue runs past 1,000
+#: and grpc-core CANCELLED part of them; now they queue (still bounded) and are served in turn.
+MAX_PENDING_CALLS = 20_000
 
 
 def _keepalive_timeout_ms(settings: Settings) -> int:
@@ -36,6 +41,8 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         ("grpc.keepalive_permit_without_calls", 1),
         # `stammtisch up --workers N`: N processes bind the same ports (services/workers.py).
         ("grpc.so_reuseport", 1),
+        ("grpc.server.max_pending_requests", MAX_PENDING_CALLS // 2),
+        ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
     ]
 
 

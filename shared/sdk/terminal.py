@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -24,26 +25,56 @@ from shared.sdk.render import describe_events, render
 
 
 class LineReader:
-    """Lines typed on stdin, read on the event loop (no thread: Ctrl-C must not wait for Enter)."""
+    """Lines typed on stdin, read on the event loop (no thread: Ctrl-C must not wait for Enter).
 
-    def __init__(self) -> None:
+    One reader serves every game a process plays (a tournament's rounds): lines typed, or
+    piped, ahead of a prompt wait in its queue for the next one. It reads the descriptor
+    itself, not through ``sys.stdin``'s buffer, whose lines read ahead would wait unseen
+    until the descriptor is readable again.
+    """
+
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = sys.stdin.fileno() if fd is None else fd
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self._partial = b""
+        #: The prompt waiting for an answer ("" when none does).
+        self.asking = ""
         self._loop = asyncio.get_running_loop()
-        self._loop.add_reader(sys.stdin.fileno(), self._readable)
+        self._loop.add_reader(self.fd, self._readable)
 
     def _readable(self) -> None:
-        line = sys.stdin.readline()
-        self.lines.put_nowait(line.strip() if line else None)
-        if not line:
-            self._loop.remove_reader(sys.stdin.fileno())
+        chunk = os.read(self.fd, 65536)
+        if not chunk:  # end of input: a last unterminated line, then EOF
+            self._loop.remove_reader(self.fd)
+            if self._partial.strip():
+                self.lines.put_nowait(self._partial.decode(errors="replace").strip())
+            self.lines.put_nowait(None)
+            return
+        *complete, self._partial = (self._partial + chunk).split(b"\n")
+        for line in complete:
+            self.lines.put_nowait(line.decode(errors="replace").strip())
 
     def close(self) -> None:
-        self._loop.remove_reader(sys.stdin.fileno())
+        self._loop.remove_reader(self.fd)
+
+    def ask(self, prompt: str) -> None:
+        """Show a prompt; :meth:`interject` shows it again after news printed meanwhile."""
+        self.asking = prompt
+        print(prompt, end="", flush=True)
+
+    def interject(self, text: str) -> None:
+        """Print news that came while a prompt waits (a tournament's), then that prompt again."""
+        if self.asking:
+            print()
+        print(text, flush=True)
+        if self.asking:
+            print(self.asking, end="", flush=True)
 
     async def line(self) -> str:
-        """The next line; EOFError once stdin is closed."""
+        """The next line; EOFError once stdin is closed (and at every call after that)."""
         text = await self.lines.get()
         if text is None:
+            self.lines.put_nowait(None)
             raise EOFError
         return text
 
@@ -77,7 +108,7 @@ class Session:
 
     def prompt(self, current: Update) -> None:
         count = len(current.view.get("legal", []))
-        print(f"your move [1-{count}], Enter to refresh: ", end="", flush=True)
+        self.reader.ask(f"your move [1-{count}], Enter to refresh: ")
 
     async def choose(self, current: Update) -> tuple[dict[str, Any] | None, Update]:
         """Wait for a number typed or for news; returns the chosen action (None: none) and
@@ -109,6 +140,7 @@ class Session:
                 typed = asyncio.ensure_future(self.reader.line())
         finally:
             typed.cancel()
+            self.reader.asking = ""
 
     async def send(self, action: dict[str, Any], current: Update) -> int:
         """Send the action; returns the sequence number to catch up to."""
@@ -164,7 +196,7 @@ async def _seats(client: StammtischClient, table_id: str, me: str) -> Seats:
                   for seat, name in enumerate(names)], mine)
 
 
-async def _leave(client: StammtischClient, table_id: str, game: str) -> None:
+async def leave_seat(client: StammtischClient, table_id: str, game: str) -> None:
     """Hand the seat over (LeaveTable) and say what became of it."""
     try:
         await client.leave(table_id)
@@ -177,24 +209,15 @@ async def _leave(client: StammtischClient, table_id: str, game: str) -> None:
         print("\nyou left the table: the stand-in bot plays your seat")
 
 
-async def play_game(client: StammtischClient, table_id: str) -> Update | None:
+async def play_game(client: StammtischClient, table_id: str, reader: LineReader) -> Update:
     """Play one's seat at a table at the terminal (a tournament's seating, say) until its game ends.
 
-    None when the table is already gone: its game was played out (clock defaults, the round's
-    time limit) before this client came to it.
+    A tournament's table may be created a moment after its seating is announced: until then
+    (NOT_FOUND) this waits; the caller stops waiting when the round ends without it.
     """
-    try:
-        names = await _seats(client, table_id, client.player_id)
-    except grpc.aio.AioRpcError as err:
-        if err.code() != grpc.StatusCode.NOT_FOUND:
-            raise
-        print(f"table {table_id} is gone: its game ended before you came to it", flush=True)
-        return None
-    reader = LineReader()
-    try:
-        return await Session(client, table_id, names, reader).play()
-    finally:
-        reader.close()
+    await client.wait_for_game(table_id)
+    names = await _seats(client, table_id, client.player_id)
+    return await Session(client, table_id, names, reader).play()
 
 
 async def run(game: str, name: str, seats: int | None, bots: str, table_id: str | None,
@@ -224,7 +247,7 @@ async def run(game: str, name: str, seats: int | None, bots: str, table_id: str 
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()  # leave with the loop still running, then end normally
-            await _leave(client, table_id, game)
+            await leave_seat(client, table_id, game)
             return 130
         finally:
             reader.close()

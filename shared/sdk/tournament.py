@@ -9,7 +9,6 @@ person at the terminal). The round ends for them when the director says so.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -54,6 +53,13 @@ async def register(client: StammtischClient, tournament_id: str,
                 raise
             await asyncio.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
     return (await client.tournaments.Register(request, metadata=client.auth)).tournament
+
+
+async def get(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
+    """The tournament as it is now."""
+    reply = await client.tournaments.GetTournament(
+        tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=client.auth)
+    return reply.tournament
 
 
 async def start(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
@@ -124,30 +130,28 @@ async def play_tournament(client: StammtischClient, tournament_id: str, player: 
     """Play every round one is seated in until the tournament ends; returns the last news.
 
     A round's play stops when the director ends the round (its time limit may
-    end games the seat was still waiting for).
+    end games the seat was still waiting for). A seat that fails (the player's
+    input ended, a call refused) ends the whole play at once with its error,
+    not when the round ends without it.
     """
     games = 1
-    seat_task: asyncio.Task[None] | None = None
     last = tournament_pb2.WatchTournamentResponse()
     try:
-        async for news in watch(client, tournament_id):
-            last = news
-            if on_news is not None:
-                on_news(news)
-            if news.change == "created":
-                reply = await client.tournaments.GetTournament(
-                    tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=client.auth)
-                games = reply.tournament.settings.games_per_round
-            elif news.change == "seated" and news.HasField("your_seat"):
-                seat_task = asyncio.create_task(play_round(client, news.your_seat.table_id, games, player))
-            elif news.change == "round_finished" and seat_task is not None:
+        async with asyncio.TaskGroup() as seats:
+            seat_task: asyncio.Task[None] | None = None
+            async for news in watch(client, tournament_id):
+                last = news
+                if on_news is not None:
+                    on_news(news)
+                if news.change == "created":
+                    games = (await get(client, tournament_id)).settings.games_per_round
+                elif news.change == "seated" and news.HasField("your_seat"):
+                    seat_task = seats.create_task(play_round(client, news.your_seat.table_id, games, player))
+                elif news.change == "round_finished" and seat_task is not None:
+                    seat_task.cancel()
+                    seat_task = None
+            if seat_task is not None:  # cancelled mid-round
                 seat_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await seat_task
-                seat_task = None
-    finally:
-        if seat_task is not None:
-            seat_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await seat_task
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
     return last

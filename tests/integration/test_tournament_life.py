@@ -16,6 +16,9 @@ from shared.api.stammtisch.v1 import tournament_pb2
 from shared.config import Settings
 from shared.runtime import Runtime
 from shared.sdk import tournament as sdk
+from shared.sdk.client import StammtischClient
+from shared.tables.clocks import deadline_policy
+from shared.tables.store import TableStore
 from tests.integration.test_tournament import logged_in
 
 pytestmark = pytest.mark.integration
@@ -168,5 +171,41 @@ async def test_pause_holds_the_next_round_until_resumed(stack: dict[str, str]) -
                                                  metadata=organizer.auth)
     await asyncio.wait_for(asyncio.gather(*players), timeout=120)
     assert history_changes(news).count("seated") == 2 and history_changes(news)[-1] == "finished"
+    for client in clients:
+        await client.close()
+
+
+async def test_nobody_gets_ready_at_a_tournament_table(stack: dict[str, str], runtime: Runtime) -> None:
+    """Between a tournament table's games SetReady would start the next game with a random deal
+    ahead of the director: it is refused, and every game is dealt the tournament's seed."""
+    clients = await logged_in(stack, 3)
+    created = await sdk.create_tournament(clients[0], "Ready", "willi-stich", "series", capacity=3,
+                                          rounds=1, games_per_round=3, table_size=3,
+                                          options={"start_round": 19})
+    tid = created.tournament_id
+    for client in clients:
+        await sdk.register(client, tid)
+    refusals: list[tuple[grpc.StatusCode, str]] = []
+    bot = sdk.bot_player("willi-stich", 0)
+
+    async def impatient(client: StammtischClient, table_id: str) -> None:
+        await bot(client, table_id)  # the game is over: at once ready for the next one
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.ready(table_id)
+        refusals.append((refused.value.code(), refused.value.details() or ""))
+
+    players = [asyncio.create_task(sdk.play_tournament(client, tid, impatient if index == 0 else
+                                                       sdk.bot_player("willi-stich", index)))
+               for index, client in enumerate(clients)]
+    await sdk.start(clients[0], tid)
+    await asyncio.wait_for(asyncio.gather(*players), timeout=120)
+    assert len(refusals) == 3
+    assert all(code == grpc.StatusCode.FAILED_PRECONDITION and "its director starts every game" in details
+               for code, details in refusals), refusals
+    tournament = await TournamentStore(runtime).get(tid)
+    log = await TableStore(runtime, deadline_policy(0.0, 1.0)).log_after(tournament.table_id(1, 0), 0,
+                                                                         limit=10_000)
+    seeds = {record.meta.game_no: record.meta.seed for record in log}
+    assert seeds == {game: tournament.game_seed(1, 0, game) for game in (1, 2, 3)}
     for client in clients:
         await client.close()

@@ -1001,7 +1001,9 @@ class WatchTournamentResponse(_message.Message):
 
     @_builtins.property
     def your_seat(self) -> Global___YourSeat:
-        """seated: where the watcher sits in that round, if anywhere."""
+        """seated: where the watcher sits in that round, if anywhere. Its table is
+        created a moment later: NOT_FOUND from the lobby and engine until then.
+        """
 
     @_builtins.property
     def result(self) -> Global___TournamentGameResult:

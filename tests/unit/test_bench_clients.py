@@ -1,0 +1,31 @@
+"""The bench splits a step's tables over client processes and merges what they measured."""
+
+from __future__ import annotations
+
+from services.perf.arbiter import SEATS, TablesRun
+from services.perf.clients import Plan, merged, shares
+from services.perf.stats import Samples
+
+PLAN = Plan({"lobby": "127.0.0.1:1"}, actions_per_seat=5, acting=SEATS, streamed=True,
+            pace_seconds=0.0, seconds=10.0)
+
+
+def test_tables_are_split_evenly_and_player_names_never_repeat() -> None:
+    parts = shares(PLAN, 7, 2)
+    assert [part.tables for part in parts] == [4, 3]
+    names = [part.first_player + index for part in parts for index in range(part.tables * SEATS)]
+    assert sorted(names) == list(range(7 * SEATS))
+
+
+def test_never_more_processes_than_tables() -> None:
+    assert [part.tables for part in shares(PLAN, 1, 4)] == [1]
+
+
+def test_merged_figures_add_up_over_the_parents_time() -> None:
+    def run(applied: int, latency: float) -> TablesRun:
+        return TablesRun(2, 9.0, applied, 1, Samples("a", [latency] * applied), Samples("o", [latency]),
+                         client_cpu=0.5)
+
+    total = merged([run(10, 0.001), run(30, 0.002)], 4.0)
+    assert (total.tables, total.applied, total.refused, total.rate) == (4, 40, 2, 10.0)
+    assert len(total.answer.values) == 40 and total.client_cpu == 1.0
