@@ -31,7 +31,7 @@ from services.base import Service
 from shared.config import SERVICE_NAMES, Settings
 from shared.logs import get_logger
 from shared.rpc.server import create_server
-from shared.runtime import Runtime, open_runtime
+from shared.runtime import Runtime, cluster_client, open_runtime
 from shared.tasks import not_cancelled
 
 #: The servers each service cannot answer without (all of them keep state in Redis and use NATS).
@@ -83,9 +83,18 @@ async def running_services(settings: Settings, names: Sequence[str]) -> AsyncIte
 
 async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
                               interval: float = HEALTH_INTERVAL) -> None:
-    """Set each service's health from whether the servers it needs answer, until cancelled."""
-    probe = aioredis.from_url(runtime.settings.redis_url, socket_timeout=PROBE_TIMEOUT,
-                              socket_connect_timeout=PROBE_TIMEOUT, retry=Retry(NoBackoff(), 0))
+    """Set each service's health from whether the servers it needs answer, until cancelled.
+
+    On Redis Cluster the probe is a cluster client that pings every master it knows: the seed
+    node of REDIS_URL may be gone while the cluster serves every slot.
+    """
+    probe: aioredis.Redis
+    options = {"socket_timeout": PROBE_TIMEOUT, "socket_connect_timeout": PROBE_TIMEOUT,
+               "retry": Retry(NoBackoff(), 0)}
+    if runtime.settings.redis_cluster:
+        probe = cluster_client(runtime.settings.redis_url, **options)  # type: ignore[assignment]
+    else:
+        probe = aioredis.from_url(runtime.settings.redis_url, **options)
     reachable: dict[str, bool] = dict.fromkeys(("redis", "nats"), True)
     try:
         while not_cancelled():
@@ -103,7 +112,8 @@ async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
 async def _answers(probe: aioredis.Redis) -> bool:
     try:
         return bool(await probe.ping())
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError,
+            redis.exceptions.RedisClusterException):
         return False
 
 

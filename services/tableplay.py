@@ -21,6 +21,7 @@ from services.tableupdates import UpdateCache, field_bytes
 from shared.api.stammtisch.v1 import common_pb2, errors_pb2
 from shared.config import Settings
 from shared.games.base import Game
+from shared.games.catalog import entry
 from shared.games.errors import ErrorCode, RuleError
 from shared.ids import check_table_id
 from shared.metrics import (
@@ -132,7 +133,7 @@ class TablePlay:
         self.announcer = Announcer(runtime, self.store)
         self.feeds = TableFeeds(runtime, self.store)
         self.clocks = [ClockWorker(self.store, game, self.announcer.announce) for game in
-                       sorted({self.store.clocks_key(g): g for g in games}.values())]
+                       sorted({entry(g).service: g for g in games}.values())]
         self.updates = UpdateCache()
         self._turns = TableTurns()
         # Labelled once: a label lookup takes a lock, and these are counted per action or message.

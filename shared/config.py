@@ -42,6 +42,16 @@ def _float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
 
 
+def _flag(name: str) -> bool:
+    """A switch: 1/true/yes/on or 0/false/no/off (unset or empty: off)."""
+    raw = (os.environ.get(name) or "0").strip().lower()
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be 1 or 0, got {raw!r}")
+
+
 def _positive(name: str, default: float) -> float:
     """A number of seconds above 0: a limit that could be switched off would not bound anything."""
     value = _float(name, default)
@@ -99,6 +109,25 @@ class Settings:
     keepalive_seconds: float = 30.0
     #: The AOF fsync policy of a Redis that `stammtisch up` starts: everysec, always or off.
     redis_fsync: str = "everysec"
+    #: REDIS_URL is a seed node of a Redis Cluster (redis-py's cluster client; shared/shards.py).
+    redis_cluster: bool = False
+    #: Shards of the indexes over tables; 0: 16 in a cluster, 1 on a single Redis (shared/shards.py).
+    redis_shards: int = 0
+    #: After a write that must survive a failover, wait this long for a replica to have it
+    #: (Redis WAIT); -1: 500 in a cluster, 0 (no waiting) on a single Redis.
+    redis_wait_ms: int = -1
+
+    @property
+    def shard_count(self) -> int:
+        """How many shards the indexes over tables have."""
+        return self.redis_shards or (16 if self.redis_cluster else 1)
+
+    @property
+    def replica_wait_ms(self) -> int:
+        """Milliseconds to wait for a replica's copy of a write; 0: do not wait."""
+        if self.redis_wait_ms >= 0:
+            return self.redis_wait_ms
+        return 500 if self.redis_cluster else 0
 
     @property
     def nats_servers(self) -> list[str]:
@@ -136,4 +165,7 @@ class Settings:
             stream_replicas=_int("STAMMTISCH_STREAM_REPLICAS", cls.stream_replicas),
             keepalive_seconds=_float("STAMMTISCH_KEEPALIVE_SECONDS", cls.keepalive_seconds),
             redis_fsync=(env("STAMMTISCH_REDIS_FSYNC") or cls.redis_fsync).lower(),
+            redis_cluster=_flag("STAMMTISCH_REDIS_CLUSTER"),
+            redis_shards=_int("STAMMTISCH_REDIS_SHARDS", cls.redis_shards),
+            redis_wait_ms=_int("STAMMTISCH_REDIS_WAIT_MS", cls.redis_wait_ms),
         )

@@ -69,7 +69,7 @@ class LocalCluster:
              "-js", "-sd", str(node.data_dir / "jetstream"), "-l", str(log)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         node.server = LocalServer(node.name, node.url, process)
-        _wait_until(lambda: process.poll() is None and _http_ok(node, "/varz"), timeout,
+        wait_until(lambda: process.poll() is None and _http_ok(node, "/varz"), timeout,
                     f"{node.name} did not start; see {log}")
 
     def kill(self, node: ClusterNode) -> None:
@@ -81,7 +81,7 @@ class LocalCluster:
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Until every running node reports JetStream healthy (a meta leader is known)."""
         running = [node for node in self.nodes if node.server and node.server.process.poll() is None]
-        _wait_until(lambda: all(_http_ok(node, "/healthz") for node in running), timeout,
+        wait_until(lambda: all(_http_ok(node, "/healthz") for node in running), timeout,
                     "the JetStream cluster did not become healthy")
 
     def stream_leader(self, stream: str) -> str:
@@ -113,7 +113,8 @@ def _http_ok(node: ClusterNode, path: str) -> bool:
         return False
 
 
-def _wait_until(probe: Callable[[], bool], timeout: float, failure: str) -> None:
+def wait_until(probe: Callable[[], bool], timeout: float, failure: str) -> None:
+    """Poll ``probe`` until it says yes; RuntimeError(``failure``) after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if probe():

@@ -27,6 +27,10 @@ ACTIONS = Counter(
 )
 LIVE_TABLES = Gauge("stammtisch_live_tables", "Tables with a running game, by game", ["game"])
 OPEN_STREAMS = Gauge("stammtisch_open_streams", "Open server streams by service", ["service"])
+REDIS_UNREPLICATED = Counter(
+    "stammtisch_redis_unreplicated_writes_total",
+    "Writes acknowledged although no Redis replica confirmed a copy in time (a failover may lose them)",
+)
 COMMIT_RETRIES = Counter(
     "stammtisch_commit_retries_total", "Optimistic commits retried after a concurrent write",
     ["game"],

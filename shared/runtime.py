@@ -14,13 +14,19 @@ answers a repeated action id, or game start, with its first answer; see
 shared/tables/store.py and tests/integration/test_retry.py).
 While a server is away for longer, calls fail with an error of
 :data:`UNREACHABLE`, which clients get as UNAVAILABLE.
+
+With ``STAMMTISCH_REDIS_CLUSTER=1`` the Redis client is redis-py's cluster
+client, seeded by REDIS_URL: it routes each command to the master of its
+key's slot and follows a failover. Every key and script of this project keeps
+to one slot (shared/shards.py), so the code is the same for both clients.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import nats.errors
 import nats.js.errors
@@ -31,18 +37,22 @@ from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import BadRequestError
 from nats.protocol.parser import AUTHORIZATION_VIOLATION, PERMISSIONS_ERR
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from shared.config import Settings
 from shared.ids import check_name_part
 from shared.logs import get_logger
+from shared.replicas import ReplicaWait
+from shared.shards import Shards
 
 log = get_logger("runtime")
 
 #: Errors that mean a server is not reachable right now (not that the request was bad).
 UNREACHABLE: tuple[type[Exception], ...] = (
     redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterError, redis.exceptions.TryAgainError, redis.exceptions.SlotNotCoveredError,
     nats.errors.ConnectionClosedError, nats.errors.TimeoutError, nats.errors.NoServersError,
     nats.errors.OutboundBufferLimitError, nats.errors.StaleConnectionError,
     nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError,
@@ -122,8 +132,47 @@ async def connect_nats(servers: list[str], name: str) -> NATS:
     return client
 
 
-def connect_redis(url: str) -> aioredis.Redis:
-    """A Redis client whose commands ride out a short outage (bounded retries, then an error)."""
+#: Cluster mode: attempts after the first on a moved slot or a lost node, with the backoff
+#: above between them; about five seconds in all, which covers a master's failover.
+REDIS_CLUSTER_RETRIES = 10
+
+
+class _ClusterConnection(aioredis.Connection):
+    """A cluster node's connection that reports a socket closed under it as ConnectionError.
+
+    redis-py 8.1's asyncio cluster client disconnects every connection of a node that
+    failed, also one another call is using; that call then writes to no socket and an
+    AttributeError escapes instead of the ConnectionError the client would retry.
+    """
+
+    async def _send_packed_command(self, command: Iterable[bytes]) -> None:
+        if self._writer is None:
+            raise redis.exceptions.ConnectionError("the connection was closed while in use")
+        await super()._send_packed_command(command)
+
+
+def cluster_client(url: str, **options: Any) -> RedisCluster:
+    """redis-py's cluster client seeded by ``url``, its connections :class:`_ClusterConnection`."""
+    client = RedisCluster.from_url(url, **options)
+    client.nodes_manager.connection_kwargs["connection_class"] = _ClusterConnection
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = _ClusterConnection
+    return client
+
+
+def connect_redis(url: str, cluster: bool = False) -> aioredis.Redis:
+    """A Redis client whose commands ride out a short outage (bounded retries, then an error).
+
+    ``cluster``: the cluster client, seeded by ``url``. It is typed as the plain client
+    because it answers every command this project sends the same way (one slot per
+    command, script and transaction).
+    """
+    if cluster:
+        client = cluster_client(
+            url, max_connections=REDIS_CONNECTIONS, decode_responses=False,
+            retry=Retry(REDIS_BACKOFF, REDIS_CLUSTER_RETRIES),
+            health_check_interval=15, socket_timeout=5.0, socket_connect_timeout=2.0)
+        return client  # type: ignore[return-value]
     pool = aioredis.BlockingConnectionPool.from_url(
         url, max_connections=REDIS_CONNECTIONS, timeout=REDIS_POOL_WAIT_SECONDS, decode_responses=False,
         retry=Retry(REDIS_BACKOFF, REDIS_RETRIES),
@@ -141,6 +190,20 @@ class Runtime:
     nats: NATS
     js: JetStreamContext
     _claimed: set[str] = field(default_factory=set)
+    shards: Shards = field(init=False)
+    replicas: ReplicaWait = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.shards = Shards(self.settings.shard_count)
+        self.replicas = ReplicaWait(self.redis, self.key("replicated"), self.settings.replica_wait_ms)
+
+    def table_key(self, table_id: str, *parts: str) -> str:
+        """A key of one table: in its shard's slot, beside the shard's indexes."""
+        return self.key("table", self.shards.tag(self.shards.of(table_id)), table_id, *parts)
+
+    def shard_key(self, index: str, shard: int, *parts: str) -> str:
+        """A key of one shard of an index over tables (clocks, outbox, live tables)."""
+        return self.key(index, self.shards.tag(shard), *parts)
 
     def key(self, *parts: str) -> str:
         """A Redis key in this deployment's namespace (each part checked: IdError)."""
@@ -176,7 +239,7 @@ async def declare_streams(js: JetStreamContext, settings: Settings) -> None:
 @asynccontextmanager
 async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIterator[Runtime]:
     """Connect to Redis and NATS, declare streams; drain and close on exit."""
-    redis = connect_redis(settings.redis_url)
+    redis = connect_redis(settings.redis_url, settings.redis_cluster)
     await redis.ping()
     nc = await connect_nats(settings.nats_servers, name)
     js = nc.jetstream()

@@ -7,8 +7,11 @@ Keys (all without expiry: a TTL never ends an account)::
     <prefix>:devices:<player_id>     set   the device keys of the player
 
 The device key is a hash of the device id, so any id the app chose is a
-safe key. Creating a device is one Lua script that fails when the device
-exists, so two first logins of one device at once make one player.
+safe key. Creating a device is one Lua script on the device key that fails
+when the device exists, so two first logins of one device at once make one
+player. The player's hash and device set live in other Redis Cluster slots,
+so they are written right after; a login that finds the device but not its
+player's name (the creator died in between) writes them again.
 """
 
 from __future__ import annotations
@@ -25,13 +28,10 @@ from shared.rpc.errors import ServiceError
 from shared.runtime import Runtime
 
 _CREATE = """
--- KEYS: device, player, devices   ARGV: player_id, device_id, salt, hash, now, name
+-- KEYS: device   ARGV: player_id, device_id, salt, hash, now
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'player_id', ARGV[1], 'device_id', ARGV[2], 'salt', ARGV[3],
            'hash', ARGV[4], 'created_at', ARGV[5], 'last_login_at', ARGV[5])
-redis.call('HSET', KEYS[2], 'name', ARGV[6], 'kind', 'device', 'created_at', ARGV[5])
-redis.call('PERSIST', KEYS[2])
-redis.call('SADD', KEYS[3], KEYS[1])
 return 1
 """
 
@@ -76,13 +76,29 @@ class Accounts:
                                        "this device is known with another secret")
                 player_id = stored[b"player_id"].decode()
                 await self.redis.hset(key, "last_login_at", f"{time.time():.3f}")
-                return Login(player_id, await self.name(player_id), created=False)
+                known = await self.name(player_id)
+                if not known:  # its creator died before writing the player
+                    await self._add_player(player_id, key, name, stored[b"created_at"].decode())
+                return Login(player_id, known or name, created=False)
             player_id = new_player_id()
             salt, digest = await hash_secret(secret)
-            if await self._create(keys=[key, self.player_key(player_id), self.devices_key(player_id)],
-                                  args=[player_id, device_id, salt, digest, f"{time.time():.3f}", name]):
+            now = f"{time.time():.3f}"
+            if await self._create(keys=[key], args=[player_id, device_id, salt, digest, now]):
+                await self._add_player(player_id, key, name, now)
                 return Login(player_id, name, created=True)
         raise ServiceError(grpc.StatusCode.ABORTED, "the device was being created concurrently; retry")
+
+    async def _add_player(self, player_id: str, device_key: str, name: str, created_at: str) -> None:
+        """The player's hash (no TTL: a device account stays) and its device set, each kept by a
+        replica before the login is answered."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(self.player_key(player_id), mapping={"name": name, "kind": "device",
+                                                           "created_at": created_at})
+            pipe.persist(self.player_key(player_id))
+            pipe.sadd(self.devices_key(player_id), device_key)
+            await pipe.execute()
+        for key in (device_key, self.player_key(player_id), self.devices_key(player_id)):
+            await self.runtime.replicas.after(key)
 
     async def name(self, player_id: str) -> str:
         """The player's display name ("" for an unknown player)."""

@@ -97,11 +97,13 @@ class Sessions:
         """A new login (family) for the player and its first refresh token."""
         login = secrets.token_hex(16)
         token = self._new_token(login)
+        # The family and the player's login set are in different Redis Cluster slots: the set
+        # first, so that revoking every login never misses a family that exists.
+        await self.redis.sadd(self.logins_key(player_id), login)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(self.family_key(login), mapping={"player_id": player_id, "current": token_hash(token),
                                                        "revoked": "0"})
             pipe.expire(self.family_key(login), self.ttl_seconds)
-            pipe.sadd(self.logins_key(player_id), login)
             await pipe.execute()
         return Refresh(token, player_id, time.time() + self.ttl_seconds)
 

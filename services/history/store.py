@@ -98,8 +98,9 @@ class ArchiveStore:
         return fresh
 
     async def index(self, archive: GameArchive) -> None:
-        """Add the game to the history of everyone who sat there."""
-        async with self.redis.pipeline(transaction=True) as pipe:
+        """Add the game to the history of everyone who sat there (several Redis Cluster slots,
+        so no transaction: every write is idempotent, and a redelivery redoes them all)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(self.games_key(archive.table_id), str(archive.game_no),
                       json.dumps(summary_of(archive)))
             for player_id in archive.player_ids():

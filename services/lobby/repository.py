@@ -1,7 +1,7 @@
 """Lobby tables in Redis: one JSON document per table, changed by compare-and-set.
 
-The document lives beside the table's game keys (same ``{table_id}`` hash tag,
-so one Redis Cluster slot holds a table). A change reads the newest document,
+The document lives beside the table's game keys (same shard hash tag,
+so one Redis Cluster slot holds a table; shared/shards.py). A change reads the newest document,
 applies a pure model method and writes it back only if nobody wrote in between
 (a Lua check of the version); otherwise it runs again on the newer copy. The
 per-game indexes that ListTables reads are maintained beside it, best effort:
@@ -53,7 +53,7 @@ class TableRepository:
 
     def key(self, table_id: str) -> str:
         """The table's lobby document; shares the hash tag of the table's game keys."""
-        return self.runtime.key("table", "{" + table_id + "}", "lobby")
+        return self.runtime.table_key(table_id, "lobby")
 
     def index_key(self, game: str) -> str:
         """Table ids of one game (or ``all``) by creation time."""
@@ -101,6 +101,8 @@ class TableRepository:
             {**table.to_dict(), "version": expected + 1}, separators=(",", ":"))
         saved = await self._save(keys=[self.key(table.table_id)],
                                  args=[expected, document, TABLE_TTL_MS])
+        if saved:
+            await self.runtime.replicas.after(self.key(table.table_id))
         return bool(saved)
 
     async def _unlist(self, table: LobbyTable) -> None:

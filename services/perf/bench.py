@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.launch import LaunchedStack, launched_stack
-from services.perf import bare, engines
+from services.perf import bare, engines, rediscluster
 from services.perf.arbiter import SEATS, TablesRun
 from services.perf.clients import ClientProcesses, Plan, shares
 from services.perf.stats import Samples
@@ -206,6 +206,16 @@ async def fsync_costs(data_dir: Path) -> list[Samples]:
     return measured
 
 
+async def cluster_costs(redis_url: str, data_dir: Path) -> list[Samples]:
+    """A table commit on one Redis and on Redis Cluster, with and without the replica wait."""
+    say(f"Redis Cluster (STAMMTISCH_REDIS_CLUSTER, STAMMTISCH_REDIS_WAIT_MS; {FSYNC_CALLS} sequential "
+        f"table commits each; 3 masters + 1 replica each in {data_dir})")
+    measured = await rediscluster.replica_wait_costs(redis_url, data_dir, FSYNC_CALLS)
+    for samples in measured:
+        say(samples.line())
+    return measured
+
+
 async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers: int) -> None:
     """Start the stack as a child process and measure through it: on one worker, then on N."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
@@ -213,6 +223,8 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
         bare_samples = await bare_costs(stack.endpoints, redis_url, nats_url)
         say()
         bare_samples += await fsync_costs(data_dir / "fsync")
+        say()
+        bare_samples += await cluster_costs(redis_url, data_dir / "redis-cluster")
         say()
         say(f"Arbiter: Wie Waldi tables of {SEATS} heuristic bot clients, as fast as they can "
             f"(clients in up to {CLIENT_PROCESSES} processes of their own, every service in the child)")

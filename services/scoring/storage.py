@@ -1,16 +1,21 @@
 """Scoring's Redis data: finished games per table, standings and leaderboards per game.
 
-Keys (one hash tag, so a transaction may span them in Redis Cluster; the
-write rate is one small transaction per finished game)::
+Keys (one hash tag, so one script may span them in Redis Cluster; the
+write rate is one small script per finished game)::
 
     <prefix>:scoring:{scoring}:table:<table_id>       hash  result id -> FinishedGame JSON
-    <prefix>:scoring:{scoring}:stats:<game>:<player>  hash  games, wins, mu, sigma
+    <prefix>:scoring:{scoring}:stats:<game>:<player>  hash  games, wins, mu, sigma, v (version)
     <prefix>:scoring:{scoring}:ranking:<game>         zset  player -> rank key (mu - 3 sigma, then wins)
 
-Recording a game is one WATCH/MULTI transaction that checks and writes the
-result id together with the standings it changes: a result delivered twice
-changes nothing the second time, and two replicas recording games of the same
-player at once retry instead of losing an update.
+Recording a game reads the standings it changes, rates the game, and writes
+the result id with the new standings in one Lua compare-and-set that fails if
+the result id is there already or any of those standings changed since it
+was read (each write of a standing bumps its ``v``): a result delivered twice
+changes nothing the second time, and two replicas recording games of the
+same player at once retry instead of losing an update. (A script, not
+WATCH/MULTI: redis-py's asyncio cluster client cannot read inside a WATCH.)
+A recorded result is acknowledged once a Redis replica holds it
+(shared/replicas.py), so a failover cannot lose it after JetStream let go.
 
 Before openskill, a stats hash held an Elo ``rating`` (no ``mu``) and the
 board was ``board:<game>``, sorted by Elo. Such data is migrated on read: an
@@ -24,13 +29,11 @@ old board, by the next leaderboard query of that game (``_migrate_board``).
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from redis.asyncio.client import Pipeline
-from redis.exceptions import WatchError
 
 from services.scoring.ratings import Rating, rate
 from services.scoring.results import FinishedGame
@@ -50,6 +53,32 @@ _WIN_SLOTS = 1_000_000
 MIGRATION_BATCH = 100
 #: The stats field of the Elo era, dropped when a standing is written.
 LEGACY_RATING = "rating"
+
+_CHECKED_WRITE = """
+-- KEYS: the standings read, then the result hash, then every other key the writes touch
+-- ARGV: the standings' versions as read (JSON list), the result id that must be absent ('' = none),
+--       the writes (JSON list of commands)
+local versions = cjson.decode(ARGV[1])
+for i, version in ipairs(versions) do
+  if (redis.call('HGET', KEYS[i], 'v') or '0') ~= version then return 0 end
+end
+if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[#versions + 1], ARGV[2]) == 1 then return -1 end
+for _, command in ipairs(cjson.decode(ARGV[3])) do redis.call(unpack(command)) end
+return 1
+"""
+
+#: One Redis command of a checked write: name, key, arguments.
+Command = list[str]
+
+
+@dataclass
+class _Plan:
+    """A checked write: the standings' keys and versions it was computed from, and its commands."""
+
+    read: list[tuple[str, str]]
+    commands: list[Command]
+    result_key: str = ""
+    result_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,29 +109,39 @@ class ScoreStore:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.redis = runtime.redis
+        self._write = self.redis.register_script(_CHECKED_WRITE)
 
     def _key(self, *parts: str) -> str:
         return self.runtime.key("scoring", "{scoring}", *parts)
 
     async def record(self, game: FinishedGame) -> bool:
-        """Record a finished game once; False when its result id was already recorded."""
+        """Record a finished game once; False when its result id was already recorded.
+
+        Returns once a Redis replica holds the record (where replicas are waited for).
+        """
         table_key = self._key("table", game.table_id)
         people = game.people()
         stats_keys = [self._key("stats", game.game, game.player_ids[seat]) for seat in people]
 
-        async def write(pipe: Pipeline) -> bool:
-            if await pipe.hexists(table_key, game.result_id):
-                return False
-            before = [_standing(game.player_ids[seat], await pipe.hgetall(key))
-                      for seat, key in zip(people, stats_keys, strict=True)]
-            pipe.multi()
-            pipe.hset(table_key, game.result_id, game.to_json())
-            pipe.pexpire(table_key, RESULTS_TTL_MS)
+        async def plan() -> _Plan | None:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hexists(table_key, game.result_id)
+                for key in stats_keys:
+                    pipe.hgetall(key)
+                done, *stats = await pipe.execute()
+            if done:
+                return None
+            before = [_standing(game.player_ids[seat], fields)
+                      for seat, fields in zip(people, stats, strict=True)]
+            commands = [["HSET", table_key, game.result_id, game.to_json()],
+                        ["PEXPIRE", table_key, str(RESULTS_TTL_MS)]]
             for standing in _after_game(game, people, before):
-                self._queue_standing(pipe, game.game, standing)
-            return True
+                commands += self._standing_writes(game.game, standing)
+            return _Plan(_versions(stats_keys, stats), commands, table_key, game.result_id)
 
-        return await self._transaction([table_key, *stats_keys], write, game.result_id)
+        recorded = await self._checked(plan, game.result_id)
+        await self.runtime.replicas.after(table_key)
+        return recorded
 
     async def table_results(self, table_id: str) -> list[FinishedGame]:
         """The finished games of a table, oldest first; empty for a table scoring never saw."""
@@ -138,19 +177,22 @@ class ScoreStore:
         return {player: name.decode() if name else "" for player, name in zip(player_ids, raw, strict=True)}
 
     async def _standings(self, wanted: list[tuple[str, str]]) -> list[Standing]:
+        raw = await self._stats(wanted)
+        return [_standing(player, fields) for (_game, player), fields in zip(wanted, raw, strict=True)]
+
+    async def _stats(self, wanted: list[tuple[str, str]]) -> list[dict[bytes, Any]]:
         async with self.redis.pipeline(transaction=False) as pipe:
             for game, player in wanted:
                 pipe.hgetall(self._key("stats", game, player))
-            raw = await pipe.execute()
-        return [_standing(player, fields) for (_game, player), fields in zip(wanted, raw, strict=True)]
+            return list(await pipe.execute())
 
-    def _queue_standing(self, pipe: Pipeline, game: str, standing: Standing) -> None:
-        """Queue the writes of one standing; they also drop any old Elo form of it."""
+    def _standing_writes(self, game: str, standing: Standing) -> list[Command]:
+        """The writes of one standing; they bump its version and drop any old Elo form of it."""
         key = self._key("stats", game, standing.player_id)
-        pipe.hset(key, mapping=standing.fields())
-        pipe.hdel(key, LEGACY_RATING)
-        pipe.zadd(self._key("ranking", game), {standing.player_id: standing.rank_key()})
-        pipe.zrem(self._key("board", game), standing.player_id)
+        fields = [str(part) for pair in standing.fields().items() for part in pair]
+        return [["HSET", key, *fields], ["HINCRBY", key, "v", "1"], ["HDEL", key, LEGACY_RATING],
+                ["ZADD", self._key("ranking", game), str(standing.rank_key()), standing.player_id],
+                ["ZREM", self._key("board", game), standing.player_id]]
 
     async def _migrate_board(self, game: str) -> None:
         """Move every player of the game's old Elo board (if any is left) onto the ranking."""
@@ -159,39 +201,46 @@ class ScoreStore:
             await self._migrate_players(game, [raw.decode() for raw in members])
 
     async def _migrate_players(self, game: str, player_ids: list[str]) -> None:
-        """One transaction for a batch: three round trips, however many players."""
+        """One checked write for a batch: two round trips, however many players."""
         wanted = [(game, player) for player in player_ids]
+        keys = [self._key("stats", game, player) for player in player_ids]
 
-        async def write(pipe: Pipeline) -> bool:
-            # Read on another connection: the WATCH on this one still sees any change after it.
-            standings = await self._standings(wanted)
-            pipe.multi()
-            for standing in standings:  # one migrated by its next game already is written unchanged
-                self._queue_standing(pipe, game, standing)
-            return True
+        async def plan() -> _Plan:
+            stats = await self._stats(wanted)
+            commands = []  # one migrated by its next game already is written unchanged
+            for (_game, player), fields in zip(wanted, stats, strict=True):
+                commands += self._standing_writes(game, _standing(player, fields))
+            return _Plan(_versions(keys, stats), commands)
 
-        watched = [self._key("stats", game, player) for player in player_ids]
-        await self._transaction(watched, write, f"migration of {len(player_ids)} {game} players")
+        await self._checked(plan, f"migration of {len(player_ids)} {game} players")
 
-    async def _transaction(self, watched: list[str], write: Callable[[Pipeline], Awaitable[bool]],
-                           what: str) -> bool:
-        """Run ``write`` (reads, then ``multi()`` and queued writes) under WATCH until it commits.
+    async def _checked(self, plan: Callable[[], Awaitable[_Plan | None]], what: str) -> bool:
+        """Write what ``plan`` computed unless what it read changed meanwhile (then plan again).
 
-        ``write`` returns False to commit nothing; that is the result then.
+        ``plan`` returns None to write nothing, and so does the script when the plan's result
+        id is recorded already; the result is then False.
         """
-        async with self.redis.pipeline(transaction=True) as pipe:
-            for attempt in range(MAX_ATTEMPTS):
-                try:
-                    await pipe.watch(*watched)
-                    if not await write(pipe):
-                        return False
-                    await pipe.execute()
-                    return True
-                except WatchError:
-                    # Jittered backoff, so that two replicas updating the same players
-                    # do not keep invalidating each other in lockstep.
-                    await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
+        for attempt in range(MAX_ATTEMPTS):
+            planned = await plan()
+            if planned is None:
+                return False
+            read_keys = [key for key, _version in planned.read]
+            first = [*read_keys, planned.result_key or read_keys[0]]
+            keys = first + sorted({command[1] for command in planned.commands} - set(first))
+            done = int(await self._write(keys=keys, args=[
+                json.dumps([version for _key, version in planned.read]), planned.result_id,
+                json.dumps(planned.commands)]))
+            if done:
+                return done == 1
+            # Jittered backoff, so that two replicas updating the same players
+            # do not keep invalidating each other in lockstep.
+            await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
         raise TransactionContention(f"{what} kept changing")
+
+
+def _versions(keys: list[str], stats: list[dict[bytes, Any]]) -> list[tuple[str, str]]:
+    """(key, version) of standings as read; a standing never written has version 0."""
+    return [(key, fields.get(b"v", b"0").decode()) for key, fields in zip(keys, stats, strict=True)]
 
 
 def _standing(player_id: str, fields: dict[bytes, Any]) -> Standing:

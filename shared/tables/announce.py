@@ -82,7 +82,7 @@ class Announcer:
             await self.runtime.js.publish(subject, json.dumps(payload).encode(), timeout=timeout,
                                           headers={"Nats-Msg-Id": msg_id})
             RESULTS_PUBLISHED.labels(kind).inc()
-        await self.runtime.redis.zrem(self.store.outbox_key(),
+        await self.runtime.redis.zrem(self.store.outbox_key(self.store.shard_of(record.meta.table_id)),
                                       f"{record.meta.table_id}|{record.seq}")
 
     async def relay_forever(self, interval: float = 1.0) -> None:
@@ -90,10 +90,12 @@ class Announcer:
         await poll_forever(self.relay_once, interval, log, "relay_failed")
 
     async def relay_once(self) -> int:
-        """One pass over stale outbox entries; returns how many were re-published."""
+        """One pass over stale outbox entries of every shard; returns how many were re-published."""
         cutoff_ms = int((time.time() - RELAY_AFTER_SECONDS) * 1000)
-        entries = await self.runtime.redis.zrangebyscore(self.store.outbox_key(), "-inf", cutoff_ms,
-                                                         start=0, num=100)
+        async with self.runtime.redis.pipeline(transaction=False) as pipe:
+            for shard in self.runtime.shards.all():
+                pipe.zrangebyscore(self.store.outbox_key(shard), "-inf", cutoff_ms, start=0, num=100)
+            entries = [entry for shard_entries in await pipe.execute() for entry in shard_entries]
         for entry in entries:
             table_id, _, seq = entry.decode().rpartition("|")
             record = await self.store.record(table_id, int(seq))

@@ -135,11 +135,11 @@ def expire(head: CommitRecord, now: float) -> Change:
 
 
 class ClockWorker:
-    """Polls one clock group's index and fires what is due."""
+    """Polls one clock group's index, every shard of it, and fires what is due."""
 
     def __init__(self, store: TableStore, game: str, announce: Any, interval: float = 0.05) -> None:
         self.store = store
-        self.clocks_key = store.clocks_key(game)
+        self.game = game
         self.announce = announce
         self.interval = interval
         self._reindex = store.redis.register_script(_REINDEX)
@@ -148,12 +148,19 @@ class ClockWorker:
         """Fire due deadlines until cancelled."""
         await poll_forever(self.run_once, self.interval, log, "clock_failed")
 
+    def clocks_key(self, table_id: str) -> str:
+        """The shard of the index that lists the table."""
+        return self.store.clocks_key(self.game, self.store.shard_of(table_id))
+
     async def run_once(self) -> int:
         """Fire every due table once; returns how many commits were made."""
         now = time.time()
-        due = await self.store.redis.zrangebyscore(self.clocks_key, "-inf", now, start=0, num=50)
+        async with self.store.redis.pipeline(transaction=False) as pipe:  # one round trip per master
+            for shard in self.store.runtime.shards.all():
+                pipe.zrangebyscore(self.store.clocks_key(self.game, shard), "-inf", now, start=0, num=50)
+            due = await pipe.execute()
         fired = 0
-        for raw in due:
+        for raw in (raw for shard_due in due for raw in shard_due):
             fired += await self.fire(raw.decode())
         return fired
 
@@ -167,7 +174,7 @@ class ClockWorker:
         except RuleError as err:
             log.error("default_action_refused", table_id=table_id, code=err.code.value,
                       message=err.message)
-            await self.store.redis.zadd(self.clocks_key, {table_id: time.time() + 5})
+            await self.store.redis.zadd(self.clocks_key(table_id), {table_id: time.time() + 5})
             return 0
         if record is not None:
             await self.announce(record)
@@ -181,10 +188,10 @@ class ClockWorker:
         try:
             head = await self.store.head(table_id)
         except Exception:  # noqa: BLE001 - a vanished table just leaves the index
-            await self.store.redis.zrem(self.clocks_key, table_id)
+            await self.store.redis.zrem(self.clocks_key(table_id), table_id)
             return
         soonest = min(head.deadlines.values()) if head.deadlines else ""
-        await self._reindex(keys=[self.store.key(table_id, "head"), self.clocks_key],
+        await self._reindex(keys=[self.store.key(table_id, "head"), self.clocks_key(table_id)],
                             args=[str(head.seq), soonest, table_id])
 
 

@@ -5,6 +5,11 @@ head, the log entry, the clocks index and (for an action) its answer in one
 Lua script that succeeds only if nobody committed in between; otherwise the
 change is re-run on the newer head. The order of successful commits is the
 table's order, whichever replica made them.
+
+The script touches one Redis Cluster slot: a table's keys carry its shard's
+hash tag, and the indexes it updates (clocks, outbox, live tables) are that
+shard's (shared/shards.py). Before a commit is answered, a replica holds it
+(shared/replicas.py; only where replicas are waited for).
 """
 
 from __future__ import annotations
@@ -134,30 +139,36 @@ class TableStore:
                 self._heads.popitem(last=False)
 
     def key(self, table_id: str, part: str) -> str:
-        """A key of one table; the hash tag keeps a table's keys in one cluster slot."""
-        return self.runtime.key("table", "{" + table_id + "}", part)
+        """A key of one table; its shard's hash tag keeps it in the slot of the shard's indexes."""
+        return self.runtime.table_key(table_id, part)
 
-    def clocks_key(self, game: str) -> str:
-        """The sorted set of tables with deadlines for the service running ``game``."""
-        return self.runtime.key("clocks", entry(game).service)
+    def shard_of(self, table_id: str) -> int:
+        """The shard whose indexes list the table."""
+        return self.runtime.shards.of(table_id)
 
-    def live_key(self, game: str) -> str:
-        """Tables of ``game`` with a running game, by the time of their last commit."""
-        return self.runtime.key("live", game)
+    def clocks_key(self, game: str, shard: int) -> str:
+        """One shard of the sorted set of tables with deadlines for the service running ``game``."""
+        return self.runtime.shard_key("clocks", shard, entry(game).service)
+
+    def live_key(self, game: str, shard: int) -> str:
+        """One shard of the tables of ``game`` with a running game, by the time of their last commit."""
+        return self.runtime.shard_key("live", shard, game)
 
     async def live_tables(self, game: str) -> int:
         """How many tables of ``game`` have a running game; forgets those whose keys expired."""
-        key = self.live_key(game)
         expired_before_ms = int(time.time() * 1000) - TABLE_TTL_MS
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zremrangebyscore(key, "-inf", expired_before_ms)
-            pipe.zcard(key)
-            _removed, count = await pipe.execute()
-        return int(count)
+            for shard in self.runtime.shards.all():
+                key = self.live_key(game, shard)
+                pipe.zremrangebyscore(key, "-inf", expired_before_ms)
+                pipe.zcard(key)
+            replies = await pipe.execute()
+        return sum(int(count) for count in replies[1::2])
 
-    def outbox_key(self) -> str:
-        """Results committed but not yet acknowledged by JetStream: "table|seq" by time."""
-        return self.runtime.key("outbox")
+    def outbox_key(self, shard: int) -> str:
+        """One shard of the results committed but not yet acknowledged by JetStream:
+        "table|seq" by time."""
+        return self.runtime.shard_key("outbox", shard)
 
     async def head(self, table_id: str) -> CommitRecord:
         """The newest commit of a table; NotFound when there is no game."""
@@ -285,16 +296,18 @@ class TableStore:
             record = CommitRecord(seq, now, change.meta, change.game.to_dict(), change.events,
                                   deadlines, change.actor, change.action)
             has_results = any(e.get("type") in RESULT_EVENTS for e in change.events)
+            shard = self.shard_of(table_id)
             status, value = await self._script(
                 keys=[self.key(table_id, "head"), self.key(table_id, "log"),
-                      self.key(table_id, "acts"), self.clocks_key(change.meta.game), self.outbox_key(),
-                      self.live_key(change.meta.game)],
+                      self.key(table_id, "acts"), self.clocks_key(change.meta.game, shard),
+                      self.outbox_key(shard), self.live_key(change.meta.game, shard)],
                 args=[seq - 1, record.encode(), act_key, dumps({"seq": seq}),
                       min(deadlines.values()) if deadlines else "", table_id,
                       "1" if has_results else "0", int(now * 1000), TABLE_TTL_MS,
                       "1" if change.game.over or change.meta.closed else "0",
                       b"" if _snapshot(head, change, seq) else record.entry()])
             if status == b"ok":
+                await self.runtime.replicas.after(self.key(table_id, "head"))
                 self._remember(record)
                 return record, None
             if status == b"dup":
@@ -317,7 +330,12 @@ class TableStore:
 
     async def _answered(self, table_id: str,
                         answer: dict[str, Any]) -> tuple[CommitRecord | None, dict[str, Any]]:
-        """An already answered action: the record that applied it (None for a refusal)."""
+        """An already answered action: the record that applied it (None for a refusal).
+
+        Answered again only once a replica holds it, like a first answer: the retry may come
+        from a client whose first attempt's master died before a replica confirmed it.
+        """
+        await self.runtime.replicas.after(self.key(table_id, "head"))
         if "seq" in answer:
             return await self.record(table_id, int(answer["seq"])), answer
         return None, answer

@@ -30,8 +30,6 @@ from deploy_support import (
 
 from shared.config import Settings
 
-#: Read by the services once they speak Redis Cluster (issue 13); set ahead in the overlay.
-PENDING_VARIABLES = {"STAMMTISCH_REDIS_CLUSTER"}
 #: Helm releases and namespaces deploy/README.md installs the charts as.
 NATS_RELEASE, NATS_NAMESPACE = "nats", "nats"
 REDIS_RELEASE, REDIS_NAMESPACE = "redis-cluster", "redis"
@@ -116,7 +114,7 @@ def test_redis_without_password_is_reachable_only_from_stammtisch(
 def test_cluster_configmap_points_at_the_helm_releases(
         cluster_data: dict[str, str], nats_values: dict[str, Any], known_env_vars: set[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    assert set(cluster_data) <= known_env_vars | PENDING_VARIABLES, set(cluster_data) - known_env_vars
+    assert set(cluster_data) <= known_env_vars, set(cluster_data) - known_env_vars
     settings: Settings = settings_from(cluster_data, monkeypatch)
     pods = range(nats_values["config"]["cluster"]["replicas"])
     assert settings.nats_servers == [
@@ -125,7 +123,7 @@ def test_cluster_configmap_points_at_the_helm_releases(
     assert settings.stream_replicas == 3 <= len(pods)
     assert settings.redis_url == (
         f"redis://{REDIS_RELEASE}.{REDIS_NAMESPACE}.svc.cluster.local:{REDIS_PORT}/0")
-    assert cluster_data["STAMMTISCH_REDIS_CLUSTER"] == "1"
+    assert settings.redis_cluster and settings.shard_count == 16 and settings.replica_wait_ms > 0
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (kustomize) not installed")

@@ -11,16 +11,22 @@ import dataclasses
 import inspect
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import nats
+
 from services.runner import running_services
+from services.scoring.storage import ScoreStore
 from shared.config import SERVICE_NAMES, Settings
 from shared.games.registry import bot_levels
-from shared.runtime import Runtime
+from shared.runtime import Runtime, results_stream
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient
+from shared.tables.announce import result_messages
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
@@ -129,6 +135,76 @@ async def stored_log(runtime: Runtime, table_id: str) -> list[CommitRecord]:
     """Every commit of the table in Redis, oldest first."""
     store = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds))
     return await store.log_after(table_id, 0, limit=100_000)
+
+
+async def results_on_stream(settings: Settings) -> Counter[str]:
+    """Nats-Msg-Id of every message on the RESULTS stream, counted."""
+    client = await nats.connect(servers=settings.nats_servers)
+    try:
+        js = client.jetstream()
+        total = (await js.stream_info(str(results_stream(settings).name))).state.messages
+        sub = await js.subscribe(f"{settings.key_prefix}.results.>", ordered_consumer=True)
+        ids: Counter[str] = Counter()
+        for _ in range(total):
+            message = await sub.next_msg(timeout=10)
+            ids[(message.headers or {})["Nats-Msg-Id"]] += 1
+        return ids
+    finally:
+        await client.close()
+
+
+async def settled(probe: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
+    """Until the probe says yes, or the timeout; unlike :func:`eventually` it does not fail, so
+    that the assertions after it tell what is missing."""
+    deadline = time.monotonic() + timeout
+    while not await probe() and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+
+
+@dataclass
+class Delivery:
+    """What became of the results some tables committed: on the RESULTS stream and in scoring."""
+
+    expected: set[str]
+    on_stream: Counter[str]
+    recorded: list[int]
+
+    @property
+    def lost(self) -> set[str]:
+        """Results committed but not on the stream."""
+        return self.expected - set(self.on_stream)
+
+    @property
+    def doubled(self) -> set[str]:
+        """Results on the stream more than once."""
+        return {msg_id for msg_id, count in self.on_stream.items() if count > 1}
+
+
+async def delivered_results(runtime: Runtime, table_ids: Sequence[str]) -> Delivery:
+    """The Nats-Msg-Id of every result in the tables' logs, those on the stream once the outbox
+    is empty (the relay re-publishes what was not acknowledged), and how many records scoring
+    has per table once it has some for each."""
+    expected = {msg_id for table_id in table_ids for record in await stored_log(runtime, table_id)
+                for _kind, msg_id, _payload in result_messages(record)}
+
+    async def outbox_empty() -> bool:
+        return not await outbox_size(runtime)
+
+    await settled(outbox_empty)
+    on_stream = await results_on_stream(runtime.settings)
+    scores = ScoreStore(runtime)
+
+    async def all_scored() -> bool:
+        return all([await scores.table_results(table_id) for table_id in table_ids])
+
+    await settled(all_scored)
+    return Delivery(expected, on_stream, [len(await scores.table_results(t)) for t in table_ids])
+
+
+async def outbox_size(runtime: Runtime) -> int:
+    """Results committed but not yet acknowledged by JetStream, in every shard of the outbox."""
+    store = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds))
+    return sum([await runtime.redis.zcard(store.outbox_key(shard)) for shard in runtime.shards.all()])
 
 
 async def eventually(check: Callable[[], Any], timeout: float = 15.0,

@@ -12,6 +12,8 @@ import grpc
 import pytest
 from integration_helpers import bot_table, eventually, finish_game, quick_stack
 
+from services.accounts.devices import Accounts
+from services.accounts.secrets_hash import hash_secret
 from shared.api.stammtisch.v1 import accounts_pb2
 from shared.config import Settings
 from shared.runtime import Runtime
@@ -69,6 +71,20 @@ async def test_a_device_is_always_the_same_player_and_a_wrong_secret_is_refused(
         assert await _code(phone.accounts.SetDisplayName(
             accounts_pb2.SetDisplayNameRequest(display_name=""), metadata=phone.auth)) == \
             grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_device_whose_creator_died_before_writing_its_player_is_completed_on_login(
+        runtime: Runtime) -> None:
+    """The device and its player are written one after the other (different cluster slots): a
+    login that finds the device without its player writes the player, name and device set."""
+    accounts = Accounts(runtime)
+    salt, digest = await hash_secret(SECRET)
+    await accounts._create(keys=[accounts.device_key(DEVICE)],  # the creator dies right after this
+                           args=["p" * 32, DEVICE, salt, digest, f"{time.time():.3f}"])
+    login = await accounts.login(DEVICE, SECRET, "Anna")
+    assert (login.player_id, login.name, login.created) == ("p" * 32, "Anna", False)
+    assert await accounts.is_device(login.player_id) and await accounts.name(login.player_id) == "Anna"
+    assert [device["device_id"] for device in await accounts.devices(login.player_id)] == [DEVICE]
 
 
 async def test_refresh_tokens_rotate_and_a_reused_one_revokes_its_login(settings: Settings) -> None:

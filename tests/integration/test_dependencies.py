@@ -16,7 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from integration_helpers import close_all, eventually, play_one, seated_players
+from integration_helpers import close_all, eventually, outbox_size, play_one, seated_players
 from scoring_support import auth, finished, scoring, table_results
 
 from services.runner import Running, running_services
@@ -151,11 +151,11 @@ async def test_an_act_answers_from_its_commit_while_nats_is_down(
                 break
         store = engine.play.store
         assert [r.seq for r in await store.log_after(table_id, acknowledged[0] - 1)] == acknowledged
-        assert await store.redis.zcard(store.outbox_key()) == 1  # the result waits for JetStream
+        assert await outbox_size(engine.runtime) == 1  # the result waits for JetStream
         own.nats.restart()
 
         async def relayed() -> bool:
-            return await store.redis.zcard(store.outbox_key()) == 0
+            return await outbox_size(engine.runtime) == 0
 
         await eventually(relayed, timeout=20)
         stream = engine.runtime.js

@@ -51,7 +51,7 @@ async def test_a_finished_game_is_archived_with_every_card_and_its_deal_verifies
 
         # Live: the game's start commits to the seed, and nothing reveals it or another hand.
         first = await me.view(table_id)
-        head = await runtime.redis.hget(f"{settings.key_prefix}:table:{{{table_id}}}:head", "rec")
+        head = await runtime.redis.hget(runtime.table_key(table_id, "head"), "rec")
         meta = CommitRecord.decode(head).meta
         async with contextlib.aclosing(me.updates(table_id, 0)) as updates:
             started = (await anext(updates)).events[0]

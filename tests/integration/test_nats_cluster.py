@@ -16,24 +16,19 @@ import dataclasses
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import nats
 import pytest
-from integration_helpers import logged_in, seated_table, stored_log
+from integration_helpers import delivered_results, logged_in, seated_table, stored_log
 
-from services.scoring.storage import ScoreStore
 from shared.config import Settings
 from shared.games.registry import bot_levels
 from shared.localcluster import LocalCluster, local_cluster
 from shared.runtime import Runtime, results_stream, table_events_stream
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints
-from shared.tables.announce import result_messages
-from shared.tables.clocks import deadline_policy
-from shared.tables.store import TableStore
 
 pytestmark = pytest.mark.integration
 
@@ -88,29 +83,6 @@ async def _games_until(stop: asyncio.Event, endpoints: Endpoints, game: str,
         played.append(Played(table_id, started, time.monotonic()))
 
 
-async def _results_on_stream(settings: Settings) -> Counter[str]:
-    """Nats-Msg-Id of every message on the RESULTS stream, counted."""
-    client = await nats.connect(servers=settings.nats_servers)
-    try:
-        js = client.jetstream()
-        total = (await js.stream_info(str(results_stream(settings).name))).state.messages
-        sub = await js.subscribe(f"{settings.key_prefix}.results.>", ordered_consumer=True)
-        ids: Counter[str] = Counter()
-        for _ in range(total):
-            message = await sub.next_msg(timeout=10)
-            ids[(message.headers or {})["Nats-Msg-Id"]] += 1
-        return ids
-    finally:
-        await client.close()
-
-
-async def _eventually(probe: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
-    """Until the probe says yes, or the timeout (the assertions after it tell what is missing)."""
-    deadline = time.monotonic() + timeout
-    while not await probe() and time.monotonic() < deadline:
-        await asyncio.sleep(0.5)
-
-
 async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_result(
         cluster: LocalCluster, settings: Settings, stack: dict[str, str], runtime: Runtime) -> None:
     for stream in (results_stream(settings), table_events_stream(settings)):
@@ -133,35 +105,18 @@ async def test_games_survive_a_killed_nats_node_without_losing_or_doubling_a_res
     stop.set()
     await asyncio.wait_for(asyncio.gather(*lanes), 180)
 
-    outbox = TableStore(runtime, deadline_policy(0.0, runtime.settings.idle_close_seconds)).outbox_key()
-    expected: set[str] = set()
     for game in played:
-        log = await stored_log(runtime, game.table_id)
-        assert log[-1].game().over
-        expected |= {msg_id for record in log for _kind, msg_id, _payload in result_messages(record)}
-
-    async def outbox_empty() -> bool:
-        return not await runtime.redis.zcard(outbox)
-
-    await _eventually(outbox_empty)  # the relay re-publishes what the dead node did not ack
-    on_stream = await _results_on_stream(settings)
-    scores = ScoreStore(runtime)
-
-    async def all_scored() -> bool:
-        return all([await scores.table_results(g.table_id) for g in played])
-
-    await _eventually(all_scored)
-    recorded = [len(await scores.table_results(game.table_id)) for game in played]
-
-    lost = expected - set(on_stream)
-    doubled = {msg_id for msg_id, count in on_stream.items() if count > 1}
+        assert (await stored_log(runtime, game.table_id))[-1].game().over
+    # The relay re-publishes what the dead node did not acknowledge.
+    delivery = await delivered_results(runtime, [game.table_id for game in played])
+    lost, doubled, recorded = delivery.lost, delivery.doubled, delivery.recorded
     across = [sum(1 for game in played if game.started < at < game.ended) for _name, at in kills]
     print(f"\nNATS cluster: {len(played)} games played, {len(kills)} node kills survived "
           f"({', '.join(name for name, _ in kills)}; games in progress at each: {across}), "
-          f"{len(expected)} results, lost {len(lost)}, doubled {len(doubled)}, "
+          f"{len(delivery.expected)} results, lost {len(lost)}, doubled {len(doubled)}, "
           f"scoring records per game {sorted(Counter(recorded).items())}")
     assert all(across), "a node died while no game was in progress"
     assert any(game.started > kills[-1][1] for game in played), "no game started after the kills"
     assert not lost and not doubled
-    assert set(on_stream) == expected
+    assert set(delivery.on_stream) == delivery.expected
     assert recorded == [1] * len(played)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -17,10 +18,12 @@ from scoring_support import STICH, WILLI, Stub, auth, board, consumed, finished,
 from services.runner import running_services
 from services.scoring.consumer import DURABLE
 from services.scoring.ratings import Rating
+from services.scoring.results import FinishedGame
+from services.scoring.storage import ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2
 from shared.config import Settings
-from shared.runtime import results_stream
-from shared.tables.announce import Announcer
+from shared.runtime import Runtime, results_stream
+from shared.tables.announce import Announcer, result_messages
 from shared.tables.records import CommitRecord
 
 pytestmark = pytest.mark.integration
@@ -162,3 +165,20 @@ async def test_two_replicas_share_the_work_and_count_every_game_once(settings: S
 async def _pulling(js: JetStreamContext, stream: str, replicas: int) -> bool:
     """True when ``replicas`` pull requests wait on the one durable consumer."""
     return (await js.consumer_info(stream, DURABLE)).num_waiting >= replicas
+
+
+async def test_games_of_the_same_players_recorded_at_once_lose_no_update(runtime: Runtime) -> None:
+    """Ten games of the same three people recorded concurrently by two stores: each standing's
+    compare-and-set retries on the newer standings, so every game counts, and once."""
+    people = [player(name) for name in ("anna", "bert", "cleo")]
+    stores = [ScoreStore(runtime), ScoreStore(runtime)]
+    games = []
+    for index in range(10):
+        record = finished(f"t{index}", "willi", people, [10 + index, 20, 30 - index, 0])
+        (_kind, msg_id, payload), = [m for m in result_messages(record) if m[0] == "game"]
+        games.append(FinishedGame.from_message(msg_id, json.dumps(payload).encode()))
+    twice = [*games, *games]
+    recorded = await asyncio.gather(*(stores[index % 2].record(game) for index, game in enumerate(twice)))
+    assert sorted(recorded) == [False] * 10 + [True] * 10
+    standings = await stores[0]._standings([("willi", person) for person in people])
+    assert [standing.games for standing in standings] == [10, 10, 10]

@@ -77,8 +77,9 @@ async def game_until_closed(client: StammtischClient, table_id: str) -> list[Upd
 async def not_indexed(runtime: Runtime, game: str, table_id: str, group: str) -> None:
     """Neither the live-table nor the clocks index holds the table any more."""
     store = TableStore(runtime, deadline_policy(0.0, IDLE))
-    assert await runtime.redis.zscore(store.live_key(game), table_id) is None
-    assert await runtime.redis.zscore(runtime.key("clocks", group), table_id) is None
+    shard = store.shard_of(table_id)
+    assert await runtime.redis.zscore(store.live_key(game, shard), table_id) is None
+    assert await runtime.redis.zscore(runtime.shard_key("clocks", shard, group), table_id) is None
 
 
 # -- idle games ----------------------------------------------------------------------------------

@@ -150,9 +150,9 @@ async def test_results_left_in_the_outbox_are_relayed_once(runtime: Runtime, set
                                    allow_new=True)
     assert record is not None
     # The publisher "died" before JetStream acknowledged: only the outbox knows.
-    outbox = await runtime.redis.zrange(store.outbox_key(), 0, -1)
+    outbox = await runtime.redis.zrange(store.outbox_key(store.shard_of("t9")), 0, -1)
     assert outbox == [b"t9|1"]
-    await runtime.redis.zadd(store.outbox_key(), {"t9|1": (time.time() - 60) * 1000})
+    await runtime.redis.zadd(store.outbox_key(store.shard_of("t9")), {"t9|1": (time.time() - 60) * 1000})
     announcer = Announcer(runtime, store)
     assert await announcer.relay_once() == 1
     assert await announcer.relay_once() == 0
@@ -170,7 +170,7 @@ async def test_live_tables_count_running_games_only(runtime: Runtime) -> None:
     store = _store(runtime, bot_delay=0.0)
     await _willi_table(store, "live1")
     await _willi_table(store, "live2", bots={str(s): "random" for s in range(4)})
-    await runtime.redis.zadd(store.live_key("willi"), {"abandoned": 1})  # its keys expired long ago
+    await runtime.redis.zadd(store.live_key("willi", 0), {"abandoned": 1})  # its keys expired long ago
     assert await store.live_tables("willi") == 2
     worker = ClockWorker(store, "willi", Announcer(runtime, store).announce)
     while await worker.run_once():

@@ -174,7 +174,7 @@ async def test_racing_directors_never_double_seat(games: dict[str, str], setting
     for round_ in tournament.rounds:
         for index in range(len(round_.tables)):
             table = await runtime.redis.hget(
-                runtime.key("table", "{" + tournament.table_id(round_.number, index) + "}", "lobby"), "doc")
+                runtime.table_key(tournament.table_id(round_.number, index), "lobby"), "doc")
             assert b'"games_played":1' in table  # exactly one game started per table and round
     # A director without the lease cannot write, whatever it computed.
     await store.hold(tid, "holder-a", 5.0)
