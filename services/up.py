@@ -75,13 +75,14 @@ def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:
     pids = ", ".join(str(worker["pid"]) for worker in workers)
     print(f"Stammtisch is up ({len(workers)} worker{'s' if len(workers) > 1 else ''}, pid {pids}):",
           flush=True)
+    labels = ["metrics" if number == 1 else f"metrics{number}" for number in range(1, len(workers) + 1)]
+    width = max(len(name) for name in [*labels, *(name for name, _, _ in workers[0]["services"])])
     for name, port, full_name in workers[0]["services"]:
-        print(f"  {name:<8} grpc://{host}:{port}  ({full_name})", flush=True)
-    for number, worker in enumerate(workers, start=1):
-        label = "metrics" if number == 1 else f"metrics{number}"
-        print(f"  {label:<8} http://{host}:{worker['metrics_port']}/metrics  (pid {worker['pid']})",
+        print(f"  {name:<{width}} grpc://{host}:{port}  ({full_name})", flush=True)
+    for label, worker in zip(labels, workers, strict=True):
+        print(f"  {label:<{width}} http://{host}:{worker['metrics_port']}/metrics  (pid {worker['pid']})",
               flush=True)
-    print(f"  redis    {settings.redis_url}\n  nats     {settings.nats_url}", flush=True)
+    print(f"  {'redis':<{width}} {settings.redis_url}\n  {'nats':<{width}} {settings.nats_url}", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
 
 

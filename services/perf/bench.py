@@ -68,7 +68,8 @@ FSYNC_CALLS = 1000
 ENGINE_SECONDS = 2.0
 #: The stack for the arbiter steps: rate limits out of the way, quiet logs (less work in the
 #: measured process), server bots never involved.
-STACK_ENV = {"STAMMTISCH_ACTIONS_PER_SECOND": "1000000", "STAMMTISCH_LOG_LEVEL": "error",
+STACK_ENV = {"STAMMTISCH_ACTIONS_PER_SECOND": "1000000", "STAMMTISCH_LOGINS_PER_MINUTE": "1000000",
+             "STAMMTISCH_LOG_LEVEL": "error",
              "STAMMTISCH_LOG_FORMAT": "json"}
 
 
