@@ -255,7 +255,10 @@ class StammtischInterceptor(grpc.aio.ServerInterceptor):
         except grpc.aio.AbortError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status
-            status = grpc.StatusCode.CANCELLED if context.done() else grpc.StatusCode.UNKNOWN
+            # An abort sets context.code(); the fallback counts only when _fail finds the client
+            # gone (its call done, or a send of this call failed in grpc-core before grpc said so:
+            # a Play call with a 1 ms deadline, in the fuzz) and the call ends as cancelled.
+            status = grpc.StatusCode.CANCELLED
             await self._fail(context, exc)
         finally:
             self._finish(method, context, started, status)

@@ -8,6 +8,15 @@ answered INTERNAL or UNKNOWN, the log holds no traceback or error, every
 service is SERVING, the stack's NATS connection is the one it started with,
 no stream is left counted open, and a game still plays to the end.
 
+One INTERNAL is grpc's own, not the server's: a Play call written once accepted with a
+1 ms deadline can have its write fail in grpc-core because the deadline expired just
+before, and grpc's aio client then reports INTERNAL "Internal error from Core" instead of
+DEADLINE_EXCEEDED (grpc/grpc#2685: a deadline's status is best effort; grpc alone, no
+Stammtisch code, does it for about 2% of such calls). Such a call counts as
+WRITE_AFTER_DEADLINE only when its own deadline had passed when the write failed, with
+the client's own wording, and only if the server log holds no error for its request id;
+every other INTERNAL, and a server error behind a counted one, still fails the test.
+
 The stack is a `stammtisch up` child, not the in-process fixture, so that it
 runs with its own logging set-up and its whole log is a file of its own; a
 server that blocks or dies shows as stalls, not as a hung test.
@@ -26,18 +35,24 @@ import grpc
 import pytest
 from fuzz_support import (
     ACTION_TYPES,
+    CORE_SEND_FAILED,
     FuzzedStack,
     Generator,
     Known,
+    Request,
+    Rpc,
     Sender,
     discover,
     forged_tokens,
     fuzzed_stack,
+    logged_errors,
+    lost_to_its_deadline,
     troubled_lines,
 )
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import bot_table, close_all, log_in, logged_in, seated_table
 
+from shared.api.stammtisch.v1 import engine_pb2
 from shared.games.registry import bot_levels
 from shared.sdk import tournament as tournament_sdk
 from shared.sdk.botplayer import play_seat
@@ -181,6 +196,7 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
         game = await _play_short_game(stack)
     # Stopped now: its whole log, shutdown included, is in.
     troubles = troubled_lines([*stack.log_lines(), *stack.stdout_lines()])
+    race_errors = logged_errors(stack.log_lines(), tally.deadline_races)
     stdout = stack.stdout_lines()
     for line in troubles[:10]:
         print("fuzz log:", line[:400])
@@ -198,6 +214,8 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
     failed = [message for broken, message in (
         (tally.problems, f"{len(tally.problems)} answers no client may get (INTERNAL/UNKNOWN: findings "
                          f"2-4; UNAUTHENTICATED from Login/health: 7); first: {tally.problems[:5]}"),
+        (race_errors, f"{len(race_errors)} server errors logged for calls counted as lost to their "
+                      f"own deadline (a real INTERNAL, not grpc's race); first: {race_errors[:3]}"),
         (troubles, f"{len(troubles)} tracebacks/errors in the server log (ExecuteBatchError: finding 6); "
                    f"first: {troubles[:3]}"),
         (stdout, f"{len(stdout)} lines bypassed the log on stdout (finding 5); first: {stdout[:3]}"),
@@ -209,3 +227,22 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
         (stack.launched.process.returncode != 0, "the stack did not stop cleanly after the fuzz"),
     ) if broken]
     assert not failed, "\n".join(failed)
+
+
+def test_only_a_write_that_lost_to_its_own_deadline_counts_as_grpcs_race() -> None:
+    """The exception for grpc's client-side race stays narrow: its wording, its timing, and a
+    clean server log for the call."""
+    def failed(details: str) -> grpc.aio.AioRpcError:
+        return grpc.aio.AioRpcError(grpc.StatusCode.INTERNAL, grpc.aio.Metadata(),
+                                    grpc.aio.Metadata(), details)
+    assert lost_to_its_deadline(failed(CORE_SEND_FAILED), elapsed=0.002, timeout=0.001)
+    assert not lost_to_its_deadline(failed(CORE_SEND_FAILED), elapsed=0.0005, timeout=0.001)
+    assert not lost_to_its_deadline(failed("internal error; see server logs"), 0.002, 0.001)
+    rpc = Rpc("engine", "/stammtisch.v1.EngineService/Play", engine_pb2.PlayRequest, engine_pb2.PlayResponse,
+              streaming=True, client_streaming=True)
+    race = Request("deadline", rpc, engine_pb2.PlayRequest(), "valid", timeout=0.001, index=7)
+    log = ['{"event": "rpc", "code": "DEADLINE_EXCEEDED", "request_id": "fuzz-7", "level": "warning"}',
+           '{"event": "rpc", "code": "INTERNAL", "request_id": "fuzz-8", "level": "error"}', "not json"]
+    assert logged_errors(log, [race]) == []
+    crashed = '{"event": "rpc_crashed", "request_id": "fuzz-7", "level": "error"}'
+    assert logged_errors([*log, crashed], [race]) == [crashed]

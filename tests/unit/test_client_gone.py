@@ -46,3 +46,18 @@ async def test_a_crash_for_a_client_still_there_is_internal_and_logged() -> None
         await _interceptor()._fail(call, ZeroDivisionError())  # type: ignore[arg-type]
     assert call.aborted
     assert [line["event"] for line in lines] == ["rpc_crashed"]
+
+
+async def test_a_call_whose_send_failed_before_grpc_saw_the_client_leave_is_logged_cancelled() -> None:
+    """Found by the fuzzer: a Play call with a 1 ms deadline whose first send failed in grpc-core
+    while grpc did not yet count the call done was logged UNKNOWN, at error level."""
+    async def handler(request: object, context: object) -> None:
+        raise ExecuteBatchError("Failed execute_batch")
+
+    call = _GoneCall(False)
+    call.code = lambda: None  # type: ignore[attr-defined]  # no status set: nothing was sent
+    wrapped = _interceptor()._wrap_unary(handler, "/grpc.health.v1.Health/Check", (), True)
+    with capture_logs() as lines, pytest.raises(asyncio.CancelledError):
+        await wrapped(object(), call)
+    assert [(line["code"], line["log_level"]) for line in lines if line["event"] == "rpc"] == [
+        ("CANCELLED", "info")]
