@@ -345,11 +345,20 @@ def play_response(item: bytes | common_pb2.PlayAnswer, response: type[Any]) -> A
 async def _stop_all(tasks: list[asyncio.Task[None]]) -> None:
     """Cancel the tasks until they have ended. One cancellation can be lost inside a library
     call (seen with a Play stream closed within milliseconds of its start: its feed task went
-    on waiting for commits), and a stream's helper must not outlive the stream."""
+    on waiting for commits), and a stream's helper must not outlive the stream. The caller
+    being cancelled again meanwhile (grpc cancels a call once for its deadline and once more
+    when it is closed) does not end the stopping early: that left a feed task, and the stream
+    counted open, until the process stopped. The caller's cancellation is raised afterwards."""
+    cancelled = False
     while pending := [task for task in tasks if not task.done()]:
         for task in pending:
             task.cancel()
-        await asyncio.wait(pending, timeout=0.1)
+        try:
+            await asyncio.wait(pending, timeout=0.1)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def _act_key(who: Identity, action_id: str) -> str:
