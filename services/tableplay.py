@@ -344,8 +344,9 @@ def play_response(item: bytes | common_pb2.PlayAnswer, response: type[Any]) -> A
 
 async def _stop_all(tasks: list[asyncio.Task[None]]) -> None:
     """Cancel the tasks until they have ended. One cancellation can be lost inside a library
-    call (seen with a Play stream closed within milliseconds of its start: its feed task went
-    on waiting for commits), and a stream's helper must not outlive the stream. The caller
+    call (Python 3.11's ``asyncio.wait_for``, which nats-py uses, returns instead of raising
+    when the cancellation meets its result; redis-py's use of it is mended in
+    shared/redis_connections.py), and a stream's helper must not outlive the stream. The caller
     being cancelled again meanwhile (grpc cancels a call once for its deadline and once more
     when it is closed) does not end the stopping early: that left a feed task, and the stream
     counted open, until the process stopped. The caller's cancellation is raised afterwards."""

@@ -23,7 +23,7 @@ to one slot (shared/shards.py), so the code is the same for both clients.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +44,7 @@ from redis.backoff import ExponentialBackoff
 from shared.config import Settings
 from shared.ids import check_name_part
 from shared.logs import get_logger
+from shared.redis_connections import CancellableConnection, ClusterConnection
 from shared.replicas import ReplicaWait
 from shared.shards import Shards
 
@@ -137,26 +138,12 @@ async def connect_nats(servers: list[str], name: str) -> NATS:
 REDIS_CLUSTER_RETRIES = 10
 
 
-class _ClusterConnection(aioredis.Connection):
-    """A cluster node's connection that reports a socket closed under it as ConnectionError.
-
-    redis-py 8.1's asyncio cluster client disconnects every connection of a node that
-    failed, also one another call is using; that call then writes to no socket and an
-    AttributeError escapes instead of the ConnectionError the client would retry.
-    """
-
-    async def _send_packed_command(self, command: Iterable[bytes]) -> None:
-        if self._writer is None:
-            raise redis.exceptions.ConnectionError("the connection was closed while in use")
-        await super()._send_packed_command(command)
-
-
 def cluster_client(url: str, **options: Any) -> RedisCluster:
-    """redis-py's cluster client seeded by ``url``, its connections :class:`_ClusterConnection`."""
+    """redis-py's cluster client seeded by ``url``, its connections :class:`ClusterConnection`."""
     client = RedisCluster.from_url(url, **options)
-    client.nodes_manager.connection_kwargs["connection_class"] = _ClusterConnection
+    client.nodes_manager.connection_kwargs["connection_class"] = ClusterConnection
     for node in client.nodes_manager.startup_nodes.values():
-        node.connection_class = _ClusterConnection
+        node.connection_class = ClusterConnection
     return client
 
 
@@ -175,6 +162,7 @@ def connect_redis(url: str, cluster: bool = False) -> aioredis.Redis:
         return client  # type: ignore[return-value]
     pool = aioredis.BlockingConnectionPool.from_url(
         url, max_connections=REDIS_CONNECTIONS, timeout=REDIS_POOL_WAIT_SECONDS, decode_responses=False,
+        connection_class=CancellableConnection,
         retry=Retry(REDIS_BACKOFF, REDIS_RETRIES),
         retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
         health_check_interval=15, socket_timeout=5.0, socket_connect_timeout=2.0)
