@@ -3,6 +3,9 @@
 One NATS subscription per table, shared by all local streams of that table;
 each stream gets its own bounded queue. A stream that falls behind or misses
 a message reads the gap from the Redis log, so delivery is gap-free anyway.
+A stream that heard nothing for a while also checks the log (a lost last
+message has no later one to show the gap): one timer of the process marks
+the queues that stayed quiet, instead of a timeout around every read.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from shared.tables.store import TableStore
 QUEUE_SIZE = 256
 #: Commits read from the log per round trip while a stream catches up.
 LOG_PAGE = 1000
-#: With no news for this long, a stream checks the log itself (heals lost messages).
+#: With no news for this long (up to twice as long), a stream checks the log itself.
 IDLE_CHECK_SECONDS = 2.0
+#: What the timer puts into a quiet stream's queue: "look at the log".
+CHECK_LOG = None
 
 
 class TableFeeds:
@@ -32,22 +37,28 @@ class TableFeeds:
     def __init__(self, runtime: Runtime, store: TableStore) -> None:
         self.runtime = runtime
         self.store = store
-        self._queues: dict[str, set[asyncio.Queue[CommitRecord]]] = {}
+        self._queues: dict[str, set[asyncio.Queue[CommitRecord | None]]] = {}
         self._subs: dict[str, Any] = {}
         self._lock = asyncio.Lock()
+        #: Queues that got news since the timer last looked.
+        self._heard: set[asyncio.Queue[CommitRecord | None]] = set()
+        self._timer: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
-    async def _watch(self, table_id: str) -> AsyncIterator[asyncio.Queue[CommitRecord]]:
-        queue: asyncio.Queue[CommitRecord] = asyncio.Queue(QUEUE_SIZE)
+    async def _watch(self, table_id: str) -> AsyncIterator[asyncio.Queue[CommitRecord | None]]:
+        queue: asyncio.Queue[CommitRecord | None] = asyncio.Queue(QUEUE_SIZE)
         async with self._lock:
             if table_id not in self._subs:
                 self._queues[table_id] = set()
                 self._subs[table_id] = await self.runtime.nats.subscribe(
                     live_subject(self.runtime, table_id), cb=self._deliver(table_id))
             self._queues[table_id].add(queue)
+            if self._timer is None:
+                self._timer = asyncio.create_task(self._mark_quiet_queues(), name="feed-idle-check")
         try:
             yield queue
         finally:
+            self._heard.discard(queue)
             async with self._lock:
                 self._queues[table_id].discard(queue)
                 if not self._queues[table_id]:
@@ -55,10 +66,26 @@ class TableFeeds:
                     with contextlib.suppress(Exception):
                         await self._subs.pop(table_id).unsubscribe()
 
+    async def _mark_quiet_queues(self) -> None:
+        """Every IDLE_CHECK_SECONDS, tell each stream that heard nothing since to check the log;
+        ends once no stream is open (the next one starts it again)."""
+        while True:
+            await asyncio.sleep(IDLE_CHECK_SECONDS)
+            if not self._queues:
+                self._timer = None
+                return
+            for queues in self._queues.values():
+                for queue in queues:
+                    if queue not in self._heard:
+                        with contextlib.suppress(asyncio.QueueFull):
+                            queue.put_nowait(CHECK_LOG)
+            self._heard.clear()
+
     def _deliver(self, table_id: str) -> Any:
         async def callback(msg: Msg) -> None:
             record = self.store.known(table_id, msg.data)  # this process's own commits: no decode
             for queue in self._queues.get(table_id, ()):
+                self._heard.add(queue)
                 with contextlib.suppress(asyncio.QueueFull):
                     queue.put_nowait(record)  # a full queue heals from the log
         return callback
@@ -77,15 +104,11 @@ class TableFeeds:
                         last, previous = record.seq, record
                     if len(page) == LOG_PAGE:
                         continue  # more of the log waits: read on instead of waiting for news
-                try:
-                    # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result
-                    # instead of raising when a cancellation arrives together with it, and the
-                    # stream of a vanished client would run on (sending into a dead call) forever.
-                    async with asyncio.timeout(IDLE_CHECK_SECONDS):
-                        record = await queue.get()
-                except TimeoutError:
+                news = await queue.get()
+                if news is CHECK_LOG:
                     read_log = True
                     continue
+                record = news
                 read_log = record.seq > last + 1
                 if record.seq == last + 1:
                     yield record

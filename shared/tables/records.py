@@ -1,7 +1,9 @@
 """What one commit stores: the table's new state, its public events and its meta.
 
-Whole records are JSON (orjson) compressed with zlib: the head and the log's
-snapshots. A log entry between snapshots is plain JSON of the action, its
+Whole records are JSON (orjson): the head and the log's snapshots. They are not
+compressed: zlib took 20 of the 23 microseconds that encoding a Wie Waldi record
+cost, on every commit, and 10 more on every decode, to save 1.5 KB per head (older
+zlib-compressed records still decode). A log entry between snapshots is plain JSON of the action, its
 events and deadlines; any replica rebuilds any seq (and so any seat's view
 there) from the nearest snapshot before it by re-applying the actions after
 it with the pure engine. The log format is described in README.md
@@ -108,7 +110,7 @@ class CommitRecord:
             data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": self.state,
                     "events": self.events, "deadlines": self.deadlines, "actor": self.actor,
                     "action": self.action}
-            self._blob = zlib.compress(dumps(data), 1)
+            self._blob = dumps(data)
         return self._blob
 
     def entry(self) -> bytes:
@@ -120,7 +122,7 @@ class CommitRecord:
     @classmethod
     def decode(cls, blob: bytes) -> CommitRecord:
         """Inverse of :meth:`encode`; the record keeps ``blob``, so it is never encoded again."""
-        data = orjson.loads(zlib.decompress(blob))
+        data = orjson.loads(blob if blob[:1] == b"{" else zlib.decompress(blob))
         data["meta"] = TableMeta(**data["meta"])
         record = cls(**data)
         record._blob = blob

@@ -246,3 +246,24 @@ async def test_act_answers_with_the_update_the_actors_stream_carries(
     update = common_pb2.TableUpdate.FromString(carried)
     assert update.seq == 2 and update.seat == 1
     assert carried is reply  # the same serialised bytes, made once
+
+
+async def test_a_stream_that_missed_the_last_message_finds_it_in_the_log(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit never announced on NATS (its message lost) reaches a quiet stream by the idle
+    check, and the check's timer ends with the last stream."""
+    monkeypatch.setattr(feed, "IDLE_CHECK_SECONDS", 0.1)
+    store = _store(runtime)
+    await _willi_table(store)
+    feeds = TableFeeds(runtime, store)
+    commits = feeds.commits("t1", 1)
+    pending = asyncio.ensure_future(anext(commits))
+    await asyncio.sleep(0.05)  # the stream has read the log and waits for news
+    await store.commit("t1", _no_change)  # seq 2, and no message about it
+    assert (await asyncio.wait_for(pending, 5)).seq == 2
+    await commits.aclose()
+    for _ in range(50):
+        if feeds._timer is None:
+            break
+        await asyncio.sleep(0.05)
+    assert feeds._timer is None
