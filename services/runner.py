@@ -98,7 +98,8 @@ async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
     reachable: dict[str, bool] = dict.fromkeys(("redis", "nats"), True)
     try:
         while not_cancelled():
-            now = {"redis": await _answers(probe), "nats": runtime.nats.is_connected}
+            now = {"redis": await _answers(probe),
+                   "nats": runtime.nats.is_connected and runtime.live.is_connected}
             if now != reachable:
                 (log.info if all(now.values()) else log.warning)("dependencies_changed", **now)
                 reachable = now

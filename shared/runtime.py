@@ -47,6 +47,7 @@ from shared.logs import get_logger
 from shared.redis_connections import CancellableConnection, ClusterConnection
 from shared.replicas import ReplicaWait
 from shared.shards import Shards
+from shared.tables.localcommits import LocalCommits
 
 log = get_logger("runtime")
 
@@ -109,9 +110,9 @@ class ResilientNats(NATS):
         await self._process_op_err(error)
 
 
-async def connect_nats(servers: list[str], name: str) -> NATS:
+async def connect_nats(servers: list[str], name: str, no_echo: bool = False) -> NATS:
     """A NATS connection (to one server or a cluster) that reconnects forever and logs what
-    happens to it."""
+    happens to it. ``no_echo``: its own subscriptions never get what it publishes."""
 
     async def on_error(error: Exception) -> None:
         log.warning("nats_error", error=repr(error))
@@ -129,7 +130,7 @@ async def connect_nats(servers: list[str], name: str) -> NATS:
     await client.connect(servers, name=name, max_reconnect_attempts=-1,
                          reconnect_time_wait=NATS_RECONNECT_WAIT,  # type: ignore[arg-type]
                          error_cb=on_error, disconnected_cb=on_disconnected,
-                         reconnected_cb=on_reconnected, closed_cb=on_closed)
+                         reconnected_cb=on_reconnected, closed_cb=on_closed, no_echo=no_echo)
     return client
 
 
@@ -177,6 +178,10 @@ class Runtime:
     redis: aioredis.Redis
     nats: NATS
     js: JetStreamContext
+    #: Live table news only: a connection without echo (shared/tables/localcommits.py).
+    live: NATS
+    #: This process's commits, for this process's feeds.
+    local_commits: LocalCommits = field(default_factory=LocalCommits)
     _claimed: set[str] = field(default_factory=set)
     shards: Shards = field(init=False)
     replicas: ReplicaWait = field(init=False)
@@ -230,15 +235,17 @@ async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIte
     redis = connect_redis(settings.redis_url, settings.redis_cluster)
     await redis.ping()
     nc = await connect_nats(settings.nats_servers, name)
+    live = await connect_nats(settings.nats_servers, f"{name}-live", no_echo=True)
     js = nc.jetstream()
     try:
         await declare_streams(js, settings)
         log.info("runtime_connected", redis=settings.redis_url, nats=settings.nats_url)
-        yield Runtime(settings, redis, nc, js)
+        yield Runtime(settings, redis, nc, js, live)
     finally:
-        if nc.is_reconnecting or nc.is_connecting:
-            await nc.close()  # no server to drain to; waiting for one would hang the shutdown
-        elif not nc.is_closed:
-            await nc.drain()
+        for client in (live, nc):
+            if client.is_reconnecting or client.is_connecting:
+                await client.close()  # no server to drain to; waiting for one would hang the shutdown
+            elif not client.is_closed:
+                await client.drain()
         await redis.aclose()
         log.info("runtime_closed")

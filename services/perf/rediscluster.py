@@ -32,7 +32,7 @@ async def table_commits(settings: Settings, count: int, label: str) -> Samples:
     samples = Samples(f"table commit, {label}")
     redis = connect_redis(settings.redis_url, settings.redis_cluster)
     nothing: Any = None  # commits need no NATS
-    store = TableStore(Runtime(settings, redis, nothing, nothing), lambda _head, _change, _now: {})
+    store = TableStore(Runtime(settings, redis, nothing, nothing, nothing), lambda _head, _change, _now: {})
     game = engine_class("willi").new(4, {}, 1)
     metas = [TableMeta(f"bench-{index}", "willi", ["a", "b", "c", "d"], seed=1) for index in range(TABLES)]
 

@@ -1,6 +1,7 @@
 """After a commit: live news on NATS, results durably on JetStream (with an outbox).
 
-Live news is best effort (subscribers heal gaps from the Redis log). Results
+Live news is best effort (subscribers heal gaps from the Redis log); this
+process's own subscribers get it directly (shared/tables/localcommits.py). Results
 must not be lost: the commit script put "table|seq" into the outbox; it leaves
 the outbox only once JetStream acknowledged the publish, and a relay retries
 whatever stayed. ``Nats-Msg-Id`` makes a retried publish a no-op.
@@ -58,7 +59,8 @@ class Announcer:
         self.store = store
 
     async def announce(self, record: CommitRecord) -> None:
-        """Live news for subscribers everywhere, then the results (if any); never raises.
+        """Live news for subscribers in this process and everywhere else, then the results
+        (if any); never raises.
 
         The commit is already in Redis with its results in the outbox, so a
         NATS or JetStream that cannot take them now (a server gone, a stream
@@ -66,8 +68,9 @@ class Announcer:
         subscribers read the gap from the log, and the relay publishes the
         results once JetStream answers again.
         """
+        self.runtime.local_commits.deliver(record)  # this process's own streams, at once
         try:
-            await self.runtime.nats.publish(live_subject(self.runtime, record.meta.table_id),
+            await self.runtime.live.publish(live_subject(self.runtime, record.meta.table_id),
                                             record.encode())
             if any(e.get("type") in RESULT_EVENTS for e in record.events):
                 await self.publish_results(record, PUBLISH_TIMEOUT)

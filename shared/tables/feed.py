@@ -1,6 +1,7 @@
 """Per-process fan-out of a table's commits to the streams open in this process.
 
-One NATS subscription per table, shared by all local streams of that table;
+One NATS subscription per table (commits of other processes) and one listener
+for this process's own commits, shared by all local streams of that table;
 each stream gets its own bounded queue. A stream that falls behind or misses
 a message reads the gap from the Redis log, so delivery is gap-free anyway.
 A stream that heard nothing for a while also checks the log (a lost last
@@ -50,8 +51,9 @@ class TableFeeds:
         async with self._lock:
             if table_id not in self._subs:
                 self._queues[table_id] = set()
-                self._subs[table_id] = await self.runtime.nats.subscribe(
+                self._subs[table_id] = await self.runtime.live.subscribe(
                     live_subject(self.runtime, table_id), cb=self._deliver(table_id))
+                self.runtime.local_commits.listen(table_id, self._put)
             self._queues[table_id].add(queue)
             if self._timer is None:
                 self._timer = asyncio.create_task(self._mark_quiet_queues(), name="feed-idle-check")
@@ -63,6 +65,7 @@ class TableFeeds:
                 self._queues[table_id].discard(queue)
                 if not self._queues[table_id]:
                     del self._queues[table_id]
+                    self.runtime.local_commits.forget(table_id, self._put)
                     with contextlib.suppress(Exception):
                         await self._subs.pop(table_id).unsubscribe()
 
@@ -83,12 +86,16 @@ class TableFeeds:
 
     def _deliver(self, table_id: str) -> Any:
         async def callback(msg: Msg) -> None:
-            record = self.store.known(table_id, msg.data)  # this process's own commits: no decode
-            for queue in self._queues.get(table_id, ()):
-                self._heard.add(queue)
-                with contextlib.suppress(asyncio.QueueFull):
-                    queue.put_nowait(record)  # a full queue heals from the log
+            # Another process's commit; known() spares a decode when this process read it already.
+            self._put(self.store.known(table_id, msg.data))
         return callback
+
+    def _put(self, record: CommitRecord) -> None:
+        """One commit to every local stream of its table."""
+        for queue in self._queues.get(record.meta.table_id, ()):
+            self._heard.add(queue)
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(record)  # a full queue heals from the log
 
     async def commits(self, table_id: str, after_seq: int) -> AsyncGenerator[CommitRecord, None]:
         """Every commit with seq > after_seq, in order, forever: the log first, then live."""

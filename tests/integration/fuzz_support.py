@@ -614,13 +614,14 @@ class FuzzedStack:
         return {name: self.launched.endpoints[name]
                 for name in SERVICE_NAMES}
 
-    def nats_connection(self) -> int | None:
-        """The client id of the stack's NATS connection as the NATS server sees it, if any."""
+    def nats_connection(self) -> tuple[int, ...] | None:
+        """The client ids of the stack's NATS connections (the main one and the one for live
+        news) as the NATS server sees them, if any."""
         with urllib.request.urlopen(f"http://127.0.0.1:{self.nats_monitor}/connz", timeout=5) as page:
             connections = json.load(page).get("connections") or []
-        ids = [c["cid"] for c in connections if str(c.get("name", "")).startswith("stammtisch-")]
-        assert len(ids) <= 1, f"the stack has several NATS connections: {connections}"
-        return ids[0] if ids else None
+        ids = sorted(c["cid"] for c in connections if str(c.get("name", "")).startswith("stammtisch-"))
+        assert len(ids) <= 2, f"the stack has more NATS connections than its two: {connections}"
+        return tuple(ids) or None
 
     def open_streams(self) -> dict[str, float]:
         """The stammtisch_open_streams gauge by service, from the stack's /metrics."""

@@ -25,6 +25,7 @@ from shared.config import SERVICE_NAMES, Settings
 from shared.localinfra import LocalServer, server_pair
 from shared.runtime import open_runtime
 from shared.sdk.client import Endpoints
+from shared.tables.announce import live_subject
 
 pytestmark = pytest.mark.integration
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -99,10 +100,15 @@ async def test_a_nats_restart_restores_live_news_results_and_scoring(
         feed = engine.play.feeds._subs[table_id]
         own.nats.kill()
         own.nats.restart()
-        await eventually(lambda: engine.runtime.nats.is_connected, timeout=15)
+        await eventually(lambda: engine.runtime.nats.is_connected and engine.runtime.live.is_connected,
+                         timeout=15)
 
         delivered = feed.delivered
         seq, *_ = await play_one(clients, table_id, "willi-stich", random.Random(1))
+        # This process's own commits reach its streams directly; news from elsewhere (here: the
+        # newest commit, sent again over the main connection) comes on the same subscription.
+        head = await engine.play.store.head(table_id)
+        await engine.runtime.nats.publish(live_subject(engine.runtime, table_id), head.encode())
         await eventually(lambda: feed.delivered > delivered)  # the same subscription hears news again
         seen = [first.seq]
         while seen[-1] < seq:

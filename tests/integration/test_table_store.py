@@ -14,9 +14,9 @@ from shared.config import Settings
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.registry import engine_class
 from shared.rpc.auth import Identity
-from shared.runtime import Runtime
+from shared.runtime import Runtime, open_runtime
 from shared.tables import feed
-from shared.tables.announce import Announcer
+from shared.tables.announce import Announcer, live_subject
 from shared.tables.clocks import ClockWorker, deadline_policy
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord, TableMeta
@@ -267,3 +267,33 @@ async def test_a_stream_that_missed_the_last_message_finds_it_in_the_log(
             break
         await asyncio.sleep(0.05)
     assert feeds._timer is None
+
+
+async def test_own_commits_reach_local_streams_directly_and_others_through_nats(
+        runtime: Runtime, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit reaches this process's streams without the NATS echo, and another process's
+    streams through NATS. The idle check is pushed out of reach: only news can deliver."""
+    monkeypatch.setattr(feed, "IDLE_CHECK_SECONDS", 60.0)
+    store = _store(runtime)
+    await _willi_table(store)
+    echoes: list[bytes] = []
+
+    async def count(msg: object) -> None:
+        echoes.append(getattr(msg, "data", b""))
+
+    echo_probe = await runtime.live.subscribe(live_subject(runtime, "t1"), cb=count)
+    async with open_runtime(settings, "stammtisch-other") as other:
+        here = TableFeeds(runtime, store).commits("t1", 1)
+        there = TableFeeds(other, _store(other)).commits("t1", 1)
+        got_here, got_there = asyncio.ensure_future(anext(here)), asyncio.ensure_future(anext(there))
+        await asyncio.sleep(0.2)  # both streams have read the log and wait for news
+        record, _ = await store.commit("t1", _no_change)
+        assert record is not None
+        await Announcer(runtime, store).announce(record)
+        assert (await asyncio.wait_for(got_here, 5)).seq == 2
+        assert (await asyncio.wait_for(got_there, 5)).seq == 2
+        await here.aclose()
+        await there.aclose()
+    await runtime.live.flush()
+    await echo_probe.unsubscribe()
+    assert echoes == [], "the live connection echoed this process's own commit"

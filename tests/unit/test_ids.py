@@ -16,7 +16,7 @@ ODD_PARTS = ["", " ", "a b", "a\tb", "a\r\nb", "a\n", "a\x00", "a\x7f", "a\x85",
 
 def _runtime() -> Runtime:
     nothing: Any = None  # key() and subject() need only the settings
-    return Runtime(Settings(key_prefix="st"), nothing, nothing, nothing)
+    return Runtime(Settings(key_prefix="st"), nothing, nothing, nothing, nothing)
 
 
 def test_new_player_ids_have_the_one_shape_and_differ() -> None:

@@ -15,7 +15,7 @@ from shared.shards import Shards
 
 def _runtime(**settings: Any) -> Runtime:
     nothing: Any = None  # the keys need only the settings
-    return Runtime(Settings(key_prefix="st", **settings), nothing, nothing, nothing)
+    return Runtime(Settings(key_prefix="st", **settings), nothing, nothing, nothing, nothing)
 
 
 def test_a_table_keeps_its_shard_in_every_process() -> None:
