@@ -4,14 +4,18 @@ The archive keeps the full engine state after each commit (every hand), so a
 replay shows any moment without an engine, and :mod:`shared.history.verify`
 can still recompute all of it from the seed. Stored zlib-compressed JSON: a
 whole game is 10 to 30 KB that way (300 to 900 commits of up to 2.5 KB state).
+orjson writes the dataclasses as they are: ``dataclasses.asdict`` and the json
+module took 124 ms for a game of 600 Wie Waldi commits (a stall of the event
+loop of the process that archives, at every game's end), orjson 1.5 ms.
 """
 
 from __future__ import annotations
 
-import json
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 FORMAT = 1
 #: The name a deleted player's seats carry in archived games (accounts, "DeleteMyAccount").
@@ -74,22 +78,19 @@ class GameArchive:
                 changed = True
         return changed
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data."""
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameArchive:
-        """Inverse of :meth:`to_dict`; KeyError/TypeError for a document of another shape."""
+        """The archive of the JSON document :meth:`encode` writes; KeyError/TypeError for a
+        document of another shape."""
         fields = dict(data)
         fields["commits"] = [ArchivedCommit(**commit) for commit in fields["commits"]]
         return cls(**fields)
 
     def encode(self) -> bytes:
         """Compressed bytes for the archive stream."""
-        return zlib.compress(json.dumps(self.to_dict(), separators=(",", ":")).encode(), 6)
+        return zlib.compress(orjson.dumps(self, option=orjson.OPT_NON_STR_KEYS), 6)
 
     @classmethod
     def decode(cls, blob: bytes) -> GameArchive:
         """Inverse of :meth:`encode`."""
-        return cls.from_dict(json.loads(zlib.decompress(blob)))
+        return cls.from_dict(orjson.loads(zlib.decompress(blob)))
