@@ -51,6 +51,10 @@ _SCALARS = ("card", "tricks", "suit", "text", "pile", "dog", "at", "tray", "give
 Guard = Callable[[CommitRecord], None]
 #: How many messages a Play stream holds for a slow client before it stops reading its feed.
 PLAY_BUFFER = 64
+#: The most updates one message carries for a client that asked for batches (max_batch).
+MAX_BATCH = 1000
+#: ... and the most bytes (well below what a client accepts in one message).
+BATCH_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,8 @@ class PlayStep:
     action_id: str
     action: common_pb2.Action | None
     guard: Guard | None = None
+    #: First step only: updates per message while catching up (SubscribeRequest.max_batch).
+    max_batch: int = 0
 
 
 @dataclass(frozen=True)
@@ -228,31 +234,43 @@ class TablePlay:
         self._check_game(record)
         return self.update_for(record, self._seat(record, who))
 
-    async def subscribe(self, who: Identity, table_id: str,
-                        after_seq: int) -> AsyncIterator[bytes]:
+    async def subscribe(self, who: Identity, table_id: str, after_seq: int,
+                        max_batch: int = 1) -> AsyncIterator[list[bytes]]:
         """Commits after ``after_seq`` as the caller sees them (serialised TableUpdates): the
-        log, then live."""
+        log, then live; in batches of up to ``max_batch`` while the log is read (one message
+        each then, instead of one per commit), one at a time once live."""
         _bind(table_id)
         if after_seq < 0:
             raise invalid("after_seq must be >= 0")
+        if max_batch < 0:
+            raise invalid("max_batch must be >= 0")
+        limit = min(max(max_batch, 1), MAX_BATCH)
         head = await self.store.head(table_id)
         self._check_game(head)
         OPEN_STREAMS.labels(self.service).inc()
         # aclosing: when this stream is closed (its client gone), the feed closes at once too
         # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
         try:
-            async with contextlib.aclosing(self.feeds.commits(table_id, after_seq)) as commits:
-                async for record in commits:
-                    update = self.update_for(record, self._seat(record, who))
-                    if record.seq > head.seq:
-                        self._lag.observe(max(0.0, time.time() - record.at))
-                    yield update
+            async with contextlib.aclosing(self.feeds.runs(table_id, after_seq)) as runs:
+                async for run in runs:
+                    batch: list[bytes] = []
+                    size = 0
+                    for record in run:
+                        update = self.update_for(record, self._seat(record, who))
+                        if record.seq > head.seq:
+                            self._lag.observe(max(0.0, time.time() - record.at))
+                        if batch and (len(batch) == limit or size + len(update) > BATCH_BYTES):
+                            yield batch
+                            batch, size = [], 0
+                        batch.append(update)
+                        size += len(update)
+                    yield batch
         finally:
             OPEN_STREAMS.labels(self.service).dec()
 
 
     async def play_stream(self, who: Identity, steps: AsyncIterator[PlayStep],
-                          ) -> AsyncIterator[bytes | common_pb2.PlayAnswer]:
+                          ) -> AsyncIterator[list[bytes] | common_pb2.PlayAnswer]:
         """Subscribe and act on one stream: the first step names the table and ``after_seq``;
         updates come as in :meth:`subscribe`, and each action step gets one answer, in order.
 
@@ -266,12 +284,12 @@ class TablePlay:
             return
         table_id = first.table_id
         _bind(table_id)
-        out: asyncio.Queue[bytes | common_pb2.PlayAnswer | _Ended] = \
+        out: asyncio.Queue[list[bytes] | common_pb2.PlayAnswer | _Ended] = \
             asyncio.Queue(PLAY_BUFFER)
 
         async def follow() -> None:
-            updates = cast(AsyncGenerator[bytes, None],
-                           self.subscribe(who, table_id, first.after_seq))
+            updates = cast(AsyncGenerator[list[bytes], None],
+                           self.subscribe(who, table_id, first.after_seq, first.max_batch))
             async with contextlib.aclosing(updates):
                 async for update in updates:
                     await out.put(update)
@@ -326,20 +344,40 @@ class TablePlay:
 def with_update(response: type[Any], update: bytes) -> bytes:
     """A service's response message carrying a serialised update (its field ``update``), as
     wire bytes: the shared update is neither copied into the message nor serialised again."""
-    number = _UPDATE_FIELDS.get(response)
+    return field_bytes(_field_number(response, "update"), update)
+
+
+def with_updates(response: type[Any], batch: list[bytes]) -> bytes:
+    """A Subscribe response carrying a batch of serialised updates: one in ``update``, more
+    in ``updates``, as wire bytes."""
+    if len(batch) == 1:
+        return with_update(response, batch[0])
+    number = _field_number(response, "updates")
+    return b"".join(field_bytes(number, update) for update in batch)
+
+
+def _field_number(response: type[Any], name: str) -> int:
+    number = _FIELDS.get((response, name))
     if number is None:
-        number = _UPDATE_FIELDS[response] = int(response.DESCRIPTOR.fields_by_name["update"].number)
-    return field_bytes(number, update)
+        number = _FIELDS[response, name] = int(response.DESCRIPTOR.fields_by_name[name].number)
+    return number
 
 
-#: Response message class -> the number of its ``update`` field.
-_UPDATE_FIELDS: dict[type[Any], int] = {}
+#: (Response message class, field name) -> the field's number.
+_FIELDS: dict[tuple[type[Any], str], int] = {}
+#: The field of the serialised updates in a TableUpdates message.
+_TABLE_UPDATES_FIELD = int(common_pb2.TableUpdates.DESCRIPTOR.fields_by_name["updates"].number)
 
 
-def play_response(item: bytes | common_pb2.PlayAnswer, response: type[Any]) -> Any:
+def play_response(item: list[bytes] | common_pb2.PlayAnswer, response: type[Any]) -> Any:
     """One item of :meth:`TablePlay.play_stream` as a service's Play response (wire bytes for
-    an update, the message for an answer)."""
-    return with_update(response, item) if isinstance(item, bytes) else response(answer=item)
+    updates: one in ``update``, more in ``updates``; the message for an answer)."""
+    if isinstance(item, common_pb2.PlayAnswer):
+        return response(answer=item)
+    if len(item) == 1:
+        return with_update(response, item[0])
+    return field_bytes(_field_number(response, "updates"),
+                       b"".join(field_bytes(_TABLE_UPDATES_FIELD, update) for update in item))
 
 
 async def _stop_all(tasks: list[asyncio.Task[None]]) -> None:

@@ -14,7 +14,15 @@ from collections.abc import AsyncIterator
 import grpc
 
 from services.base import Service
-from services.tableplay import Guard, PlayService, PlayStep, TablePlay, play_response, with_update
+from services.tableplay import (
+    Guard,
+    PlayService,
+    PlayStep,
+    TablePlay,
+    play_response,
+    with_update,
+    with_updates,
+)
 from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc
 from shared.games.catalog import played_by
 from shared.games.errors import ErrorCode, RuleError
@@ -60,8 +68,9 @@ class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
 
     async def Subscribe(self, request: arbiter_pb2.ArbiterServiceSubscribeRequest,  # type: ignore[override]
                         context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
-            yield with_update(arbiter_pb2.ArbiterServiceSubscribeResponse, update)
+        async for batch in self.play.subscribe(caller(), request.table_id, request.after_seq,
+                                               request.max_batch):
+            yield with_updates(arbiter_pb2.ArbiterServiceSubscribeResponse, batch)
 
     async def Play(self, request_iterator: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest],  # type: ignore[override]
                    context: grpc.aio.ServicerContext,
@@ -75,7 +84,8 @@ async def _steps(requests: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest])
     async for request in requests:
         yield PlayStep(request.table_id, request.after_seq, request.action_id,
                        request.action if request.HasField("action") else None,
-                       same_round(request.round) if request.HasField("round") else None)
+                       same_round(request.round) if request.HasField("round") else None,
+                       request.max_batch)
 
 
 class ArbiterService(PlayService):

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from services.base import Service
-from services.tableplay import PlayService, PlayStep, TablePlay, play_response, with_update
+from services.tableplay import PlayService, PlayStep, TablePlay, play_response, with_update, with_updates
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.games.catalog import played_by
 from shared.rpc.auth import caller
@@ -32,8 +32,9 @@ class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
 
     async def Subscribe(self, request: engine_pb2.SubscribeRequest,  # type: ignore[override]
                         context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
-        async for update in self.play.subscribe(caller(), request.table_id, request.after_seq):
-            yield with_update(engine_pb2.SubscribeResponse, update)
+        async for batch in self.play.subscribe(caller(), request.table_id, request.after_seq,
+                                               request.max_batch):
+            yield with_updates(engine_pb2.SubscribeResponse, batch)
 
     async def Play(self, request_iterator: AsyncIterator[engine_pb2.PlayRequest],  # type: ignore[override]
                    context: grpc.aio.ServicerContext) -> AsyncIterator[bytes | engine_pb2.PlayResponse]:
@@ -45,7 +46,8 @@ class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
 async def _steps(requests: AsyncIterator[engine_pb2.PlayRequest]) -> AsyncIterator[PlayStep]:
     async for request in requests:
         yield PlayStep(request.table_id, request.after_seq, request.action_id,
-                       request.action if request.HasField("action") else None)
+                       request.action if request.HasField("action") else None,
+                       max_batch=request.max_batch)
 
 
 class EngineService(PlayService):

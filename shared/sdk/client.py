@@ -7,7 +7,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,20 @@ MAX_BACKOFF_SECONDS = 1.0
 _CHANNEL_OPTIONS = (("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 1000),
                     ("grpc.max_receive_message_length", MAX_REPLY_BYTES),
                     ("grpc.use_local_subchannel_pool", 1))
+
+
+#: Updates per message a stream asks for while it catches up (one message per commit costs the
+#: server a gRPC write each: a resume over thousands of commits took seconds).
+CATCH_UP_BATCH = 500
+
+
+def updates_of(reply: Any) -> Sequence[common_pb2.TableUpdate]:
+    """The updates one Subscribe or Play response carries, in order (a Play response wraps a
+    batch in TableUpdates, a Subscribe response lists it)."""
+    if reply.HasField("update"):
+        return [reply.update]
+    batch = reply.updates
+    return batch.updates if isinstance(batch, common_pb2.TableUpdates) else batch
 
 
 def open_channel(target: str) -> grpc.aio.Channel:
@@ -228,20 +242,21 @@ class PlayStream:
         # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
         await call.initial_metadata()
         try:
-            await call.write(self._request(after_seq=self.last_seq))
+            await call.write(self._request(after_seq=self.last_seq, max_batch=CATCH_UP_BATCH))
             self._call = call
             for request, _answered in list(self._pending.values()):
                 await call.write(request)
         except asyncio.InvalidStateError:
             pass  # the call has ended already: the read below raises its status
         while (reply := await call.read()) is not grpc.aio.EOF:
-            if reply.HasField("update"):
-                update = Update.from_proto(reply.update)
+            if reply.HasField("answer"):
+                self._settle(reply.answer)
+                continue
+            for proto in updates_of(reply):
+                update = Update.from_proto(proto)
                 if update.seq > self.last_seq:
                     self.last_seq = update.seq
                     self._updates.put_nowait(update)
-                continue
-            self._settle(reply.answer)
 
     def _settle(self, answer: common_pb2.PlayAnswer) -> None:
         _request, answered = self._pending.pop(answer.action_id, (None, None))
@@ -509,15 +524,16 @@ class StammtischClient:
         while True:
             if realtime:
                 stream: Any = self.arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
-                    table_id=table_id, after_seq=last), metadata=self.auth)
+                    table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH), metadata=self.auth)
             else:
                 stream = self.engine.Subscribe(engine_pb2.SubscribeRequest(
-                    table_id=table_id, after_seq=last), metadata=self.auth)
+                    table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH), metadata=self.auth)
             try:
                 async for reply in stream:
-                    update = Update.from_proto(reply.update)
-                    last = update.seq
-                    yield update
+                    for proto in updates_of(reply):
+                        update = Update.from_proto(proto)
+                        last = update.seq
+                        yield update
                 return
             except grpc.aio.AioRpcError as err:
                 if not reconnect or err.code() not in RETRYABLE:

@@ -99,6 +99,14 @@ class TableFeeds:
 
     async def commits(self, table_id: str, after_seq: int) -> AsyncGenerator[CommitRecord, None]:
         """Every commit with seq > after_seq, in order, forever: the log first, then live."""
+        async with contextlib.aclosing(self.runs(table_id, after_seq)) as runs:
+            async for run in runs:
+                for record in run:
+                    yield record
+
+    async def runs(self, table_id: str, after_seq: int) -> AsyncGenerator[list[CommitRecord], None]:
+        """:meth:`commits` a run at a time: a page of the log while the stream catches up (so
+        its reader may send them together), then each live commit alone."""
         async with self._watch(table_id) as queue:
             last = after_seq
             previous: CommitRecord | None = None  # the commit ``last``, once this feed has it
@@ -106,9 +114,9 @@ class TableFeeds:
             while True:
                 if read_log:
                     page = await self.store.log_after(table_id, last, LOG_PAGE, previous)
-                    for record in page:
-                        yield record
-                        last, previous = record.seq, record
+                    if page:
+                        yield page
+                        last, previous = page[-1].seq, page[-1]
                     if len(page) == LOG_PAGE:
                         continue  # more of the log waits: read on instead of waiting for news
                 news = await queue.get()
@@ -118,5 +126,5 @@ class TableFeeds:
                 record = news
                 read_log = record.seq > last + 1
                 if record.seq == last + 1:
-                    yield record
+                    yield [record]
                     last, previous = record.seq, record

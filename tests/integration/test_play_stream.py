@@ -17,7 +17,7 @@ from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc, engine_pb2, 
 from shared.config import Settings
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, action_to_proto
+from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, action_to_proto, updates_of
 
 pytestmark = pytest.mark.integration
 
@@ -221,5 +221,66 @@ async def test_wie_waldi_plays_over_the_arbiters_stream_with_its_round_guard(
         assert answers["now"].seq == start.seq + 1 == updates[0]
         call.cancel()
         assert isinstance(arbiter_pb2_grpc.ArbiterServiceStub, type)
+    finally:
+        await close_all(clients)
+
+
+async def _read_until(call: Any, seq: int) -> tuple[list[Any], list[Any]]:
+    """The responses of a stream up to the update ``seq``, and the updates they carried."""
+    responses: list[Any] = []
+    updates: list[Any] = []
+    while not updates or updates[-1].seq < seq:
+        reply = await asyncio.wait_for(call.read(), 10)
+        assert reply is not grpc.aio.EOF
+        if "answer" in reply.DESCRIPTOR.fields_by_name and reply.HasField("answer"):
+            continue
+        responses.append(reply)
+        updates.extend(updates_of(reply))
+    return responses, updates
+
+
+async def test_a_stream_that_asks_for_batches_catches_up_in_few_messages(stack: dict[str, str]) -> None:
+    """The same updates in the same order, several per message while the log is read (at most
+    max_batch), live ones alone; a client that does not ask gets one per message."""
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
+    bots = [bot_levels("willi")["heuristic"]() for _ in clients]
+    rng = random.Random(5)
+
+    async def act_once() -> int:
+        views = await _views(clients, table_id)
+        actor = _legal_seat(views)
+        return (await clients[actor].act(table_id, bots[actor].choose(views[actor], rng))).seq
+
+    try:
+        last = 0
+        for _ in range(12):
+            last = await act_once()
+        stub, auth = clients[0].engine, clients[0].auth
+        plain = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id), metadata=auth)
+        singles, expected = await _read_until(plain, last)
+        assert len(singles) == len(expected) == last
+        batched = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id, max_batch=5), metadata=auth)
+        responses, updates = await _read_until(batched, last)
+        assert [u.SerializeToString() for u in updates] == [u.SerializeToString() for u in expected]
+        assert [len(updates_of(r)) for r in responses] == [5] * (last // 5) + [last % 5] * bool(last % 5)
+        live = asyncio.ensure_future(_read_until(batched, last + 1))
+        last = await act_once()
+        live_responses, live_updates = await live
+        assert [u.seq for u in live_updates] == [last] and live_responses[0].HasField("update")
+        plain.cancel()
+        batched.cancel()
+
+        play = stub.Play(metadata=auth)
+        await play.initial_metadata()
+        await play.write(engine_pb2.PlayRequest(table_id=table_id, max_batch=100))
+        responses, updates = await _read_until(play, last)
+        assert [r.WhichOneof("kind") for r in responses] == ["updates"]
+        assert [u.seq for u in updates] == list(range(1, last + 1))
+        play.cancel()
+
+        refused = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id, max_batch=-1), metadata=auth)
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await refused.read()
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     finally:
         await close_all(clients)

@@ -3,8 +3,10 @@
 isort:skip_file
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 from shared.api.stammtisch.v1 import common_pb2 as _common_pb2
 import builtins as _builtins
 import sys
@@ -118,17 +120,21 @@ class ArbiterServiceSubscribeRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    MAX_BATCH_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     after_seq: _builtins.int
+    max_batch: _builtins.int
+    """As SubscribeRequest.max_batch in engine.proto."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
+        max_batch: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -139,16 +145,22 @@ class ArbiterServiceSubscribeResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     UPDATE_FIELD_NUMBER: _builtins.int
+    UPDATES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def update(self) -> _common_pb2.TableUpdate: ...
+    def update(self) -> _common_pb2.TableUpdate:
+        """As SubscribeResponse in engine.proto."""
+
+    @_builtins.property
+    def updates(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.TableUpdate]: ...
     def __init__(
         self,
         *,
         update: _common_pb2.TableUpdate | None = ...,
+        updates: _abc.Iterable[_common_pb2.TableUpdate] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["update", b"update"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["update", b"update"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["update", b"update", "updates", b"updates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -163,12 +175,15 @@ class ArbiterServicePlayRequest(_message.Message):
     ACTION_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     ROUND_FIELD_NUMBER: _builtins.int
+    MAX_BATCH_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """As PlayRequest in engine.proto."""
     after_seq: _builtins.int
     action_id: _builtins.str
     round: _builtins.int
     """As in ArbiterServiceActRequest: the round this action is meant for."""
+    max_batch: _builtins.int
+    """First message only: as SubscribeRequest.max_batch in engine.proto."""
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -179,10 +194,11 @@ class ArbiterServicePlayRequest(_message.Message):
         action_id: _builtins.str = ...,
         action: _common_pb2.Action | None = ...,
         round: _builtins.int | None = ...,
+        max_batch: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "max_batch", b"max_batch", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__round: _TypeAlias = _typing.Literal["round"]  # noqa: Y015
     _WhichOneofArgType__round: _TypeAlias = _typing.Literal["_round", b"_round"]  # noqa: Y015
@@ -196,21 +212,25 @@ class ArbiterServicePlayResponse(_message.Message):
 
     UPDATE_FIELD_NUMBER: _builtins.int
     ANSWER_FIELD_NUMBER: _builtins.int
+    UPDATES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def update(self) -> _common_pb2.TableUpdate: ...
     @_builtins.property
     def answer(self) -> _common_pb2.PlayAnswer: ...
+    @_builtins.property
+    def updates(self) -> _common_pb2.TableUpdates: ...
     def __init__(
         self,
         *,
         update: _common_pb2.TableUpdate | None = ...,
         answer: _common_pb2.PlayAnswer | None = ...,
+        updates: _common_pb2.TableUpdates | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer", "updates"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

@@ -277,6 +277,30 @@ class TableUpdate(_message.Message):
 Global___TableUpdate: _TypeAlias = TableUpdate  # noqa: Y015
 
 @_typing.final
+class TableUpdates(_message.Message):
+    """Consecutive updates of one table in seq order: what a stream that asked for
+    batches (max_batch > 1) gets in one message while it catches up.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UPDATES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def updates(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableUpdate]: ...
+    def __init__(
+        self,
+        *,
+        updates: _abc.Iterable[Global___TableUpdate] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["updates", b"updates"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableUpdates: _TypeAlias = TableUpdates  # noqa: Y015
+
+@_typing.final
 class TableOptions(_message.Message):
     """Per-table options; unset fields take the game's defaults."""
 

@@ -3,8 +3,10 @@
 isort:skip_file
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 from shared.api.stammtisch.v1 import common_pb2 as _common_pb2
 import builtins as _builtins
 import sys
@@ -111,17 +113,24 @@ class SubscribeRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    MAX_BATCH_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     after_seq: _builtins.int
+    max_batch: _builtins.int
+    """Up to this many updates in one message while the stream catches up (they
+    come in `updates`); 0 or 1: one update per message. Live updates come one
+    at a time either way. At most 1,000; negative is INVALID_ARGUMENT.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
+        max_batch: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -132,16 +141,22 @@ class SubscribeResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     UPDATE_FIELD_NUMBER: _builtins.int
+    UPDATES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def update(self) -> _common_pb2.TableUpdate: ...
+    def update(self) -> _common_pb2.TableUpdate:
+        """One update, or (only when max_batch > 1 was asked for) several in order."""
+
+    @_builtins.property
+    def updates(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.TableUpdate]: ...
     def __init__(
         self,
         *,
         update: _common_pb2.TableUpdate | None = ...,
+        updates: _abc.Iterable[_common_pb2.TableUpdate] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["update", b"update"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["update", b"update"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["update", b"update", "updates", b"updates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -155,6 +170,7 @@ class PlayRequest(_message.Message):
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     ACTION_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    MAX_BATCH_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """Required on the first message (the stream plays this table); later
     messages may leave it empty or repeat it, never name another table.
@@ -165,6 +181,8 @@ class PlayRequest(_message.Message):
     """An action and its id, as in ActRequest. A message without an action (the
     first one, typically) only opens the stream.
     """
+    max_batch: _builtins.int
+    """First message only: as in SubscribeRequest."""
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -174,10 +192,11 @@ class PlayRequest(_message.Message):
         after_seq: _builtins.int = ...,
         action_id: _builtins.str = ...,
         action: _common_pb2.Action | None = ...,
+        max_batch: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -189,6 +208,7 @@ class PlayResponse(_message.Message):
 
     UPDATE_FIELD_NUMBER: _builtins.int
     ANSWER_FIELD_NUMBER: _builtins.int
+    UPDATES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def update(self) -> _common_pb2.TableUpdate:
         """A commit as the caller sees it, in seq order, without gap or duplicate."""
@@ -197,17 +217,22 @@ class PlayResponse(_message.Message):
     def answer(self) -> _common_pb2.PlayAnswer:
         """The answer to one action message."""
 
+    @_builtins.property
+    def updates(self) -> _common_pb2.TableUpdates:
+        """Several commits in order (only when max_batch > 1 was asked for)."""
+
     def __init__(
         self,
         *,
         update: _common_pb2.TableUpdate | None = ...,
         answer: _common_pb2.PlayAnswer | None = ...,
+        updates: _common_pb2.TableUpdates | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer", "updates"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
