@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.tableplay import play_response, with_update
+from services.tableplay import play_response, with_update, with_updates
 from services.tableupdates import field_bytes
 from shared.api.stammtisch.v1 import arbiter_pb2, common_pb2, engine_pb2
 
@@ -29,7 +29,29 @@ def test_a_play_answer_stays_a_message_and_an_update_becomes_bytes() -> None:
     answer = common_pb2.PlayAnswer(action_id="a1", seq=3)
     assert play_response(answer, engine_pb2.PlayResponse) == engine_pb2.PlayResponse(answer=answer)
     update = common_pb2.TableUpdate(seq=3).SerializeToString()
-    assert engine_pb2.PlayResponse.FromString(play_response(update, engine_pb2.PlayResponse)).update.seq == 3
+    wire = play_response([update], engine_pb2.PlayResponse)
+    assert engine_pb2.PlayResponse.FromString(wire).update.seq == 3
+
+
+def _batch() -> list[common_pb2.TableUpdate]:
+    return [common_pb2.TableUpdate(table_id="t1", seq=seq, seat=1, view_json="v" * seq) for seq in (4, 5, 6)]
+
+
+@pytest.mark.parametrize("response", (engine_pb2.SubscribeResponse,
+                                      arbiter_pb2.ArbiterServiceSubscribeResponse))
+def test_a_batch_is_the_serialised_subscribe_response(response: type) -> None:
+    batch = _batch()
+    wire = with_updates(response, [update.SerializeToString() for update in batch])
+    assert wire == response(updates=batch).SerializeToString()
+    one = with_updates(response, [batch[0].SerializeToString()])
+    assert one == response(update=batch[0]).SerializeToString()
+
+
+@pytest.mark.parametrize("response", (engine_pb2.PlayResponse, arbiter_pb2.ArbiterServicePlayResponse))
+def test_a_batch_is_the_serialised_play_response(response: type) -> None:
+    batch = _batch()
+    wire = play_response([update.SerializeToString() for update in batch], response)
+    assert wire == response(updates=common_pb2.TableUpdates(updates=batch)).SerializeToString()
 
 
 def test_an_empty_payload_is_still_the_field() -> None:

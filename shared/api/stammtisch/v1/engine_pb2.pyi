@@ -119,7 +119,8 @@ class SubscribeRequest(_message.Message):
     max_batch: _builtins.int
     """Up to this many updates in one message while the stream catches up (they
     come in `updates`); 0 or 1: one update per message. Live updates come one
-    at a time either way. At most 1,000; negative is INVALID_ARGUMENT.
+    at a time either way. Values above 1,000 count as 1,000; a negative one is
+    INVALID_ARGUMENT.
     """
     def __init__(
         self,
