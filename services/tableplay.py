@@ -352,8 +352,12 @@ def with_updates(response: type[Any], batch: list[bytes]) -> bytes:
     in ``updates``, as wire bytes."""
     if len(batch) == 1:
         return with_update(response, batch[0])
-    number = _field_number(response, "updates")
-    return b"".join(field_bytes(number, update) for update in batch)
+    return _repeated(_field_number(response, "updates"), batch)
+
+
+def _repeated(number: int, updates: list[bytes]) -> bytes:
+    """Serialised updates as the repeated message field ``number``."""
+    return b"".join(field_bytes(number, update) for update in updates)
 
 
 def _field_number(response: type[Any], name: str) -> int:
@@ -376,8 +380,7 @@ def play_response(item: list[bytes] | common_pb2.PlayAnswer, response: type[Any]
         return response(answer=item)
     if len(item) == 1:
         return with_update(response, item[0])
-    return field_bytes(_field_number(response, "updates"),
-                       b"".join(field_bytes(_TABLE_UPDATES_FIELD, update) for update in item))
+    return field_bytes(_field_number(response, "updates"), _repeated(_TABLE_UPDATES_FIELD, item))
 
 
 async def _stop_all(tasks: list[asyncio.Task[None]]) -> None:
