@@ -20,7 +20,6 @@ from services.base import Service
 from services.tableupdates import UpdateCache, field_bytes
 from shared.api.stammtisch.v1 import common_pb2, errors_pb2
 from shared.config import Settings
-from shared.games.base import Game
 from shared.games.catalog import entry
 from shared.games.errors import ErrorCode, RuleError
 from shared.ids import check_table_id
@@ -182,10 +181,9 @@ class TablePlay:
                              ) -> tuple[dict[str, Any], CommitRecord | None]:
         """The action's answer and, when at hand, the commit that applied it."""
         game_name = ""
-        applied: Game | None = None
 
         def change(head: CommitRecord | None) -> Change:
-            nonlocal game_name, applied
+            nonlocal game_name
             assert head is not None
             self._check_game(head)
             check_open(head)
@@ -197,7 +195,7 @@ class TablePlay:
                 raise precondition("a bot plays your seat now; join the table again to take it back")
             if guard is not None:
                 guard(head)
-            game = applied = head.game()
+            game = head.game()
             events = game.apply(seat, action)
             return Change(game, events, head.meta, seat, dict(action))
 
@@ -206,9 +204,6 @@ class TablePlay:
                 record, answer = await self.store.commit(table_id, change, act_key)
                 if answer is None:
                     assert record is not None
-                    # The engine this commit computed: the reply and this process's streams make
-                    # their views from it instead of restoring it from the record again.
-                    self.updates.of(record, applied)
                     await self.announcer.announce(record)  # in commit order; never raises
         except RuleError as err:
             ACTIONS.labels(game_name, "refused", err.code.value).inc()

@@ -21,7 +21,6 @@ from collections import OrderedDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from shared.api.stammtisch.v1 import common_pb2
-from shared.games.base import Game
 from shared.tables.clocks import shown_deadlines
 from shared.tables.records import CommitRecord, dumps
 
@@ -60,9 +59,8 @@ class CommitUpdates:
     followed by its own view and seat (protobuf's wire format merges concatenated messages).
     """
 
-    def __init__(self, record: CommitRecord, game: Game | None = None) -> None:
+    def __init__(self, record: CommitRecord) -> None:
         self.record = record
-        self._game = game
         self._shared: bytes | None = None
         self._by_seat: dict[int, bytes] = {}
 
@@ -86,9 +84,8 @@ class CommitUpdates:
         key = SPECTATOR if seat is None else seat
         wire = self._by_seat.get(key)
         if wire is None:
-            if self._game is None:
-                self._game = self.record.engine()
-            own = common_pb2.TableUpdate(view_json=dumps(self._game.view(seat)).decode(), seat=key)
+            view = self.record.engine().view(seat)
+            own = common_pb2.TableUpdate(view_json=dumps(view).decode(), seat=key)
             wire = self._by_seat[key] = self._base() + own.SerializeToString()
         return wire
 
@@ -100,12 +97,12 @@ class UpdateCache:
         self.size = size
         self._commits: OrderedDict[tuple[str, int], CommitUpdates] = OrderedDict()
 
-    def of(self, record: CommitRecord, game: Game | None = None) -> CommitUpdates:
-        """The updates of ``record``; ``game`` (the engine at that commit, if at hand) spares a restore."""
+    def of(self, record: CommitRecord) -> CommitUpdates:
+        """The updates of ``record``."""
         key = (record.meta.table_id, record.seq)
         commit = self._commits.get(key)
         if commit is None:
-            commit = self._commits[key] = CommitUpdates(record, game)
+            commit = self._commits[key] = CommitUpdates(record)
             if len(self._commits) > self.size:
                 self._commits.popitem(last=False)
         return commit

@@ -30,7 +30,7 @@ from shared.games.base import (
 )
 from shared.games.catalog import GameEntry, entry
 from shared.games.errors import ErrorCode, RuleError, SetupError
-from shared.games.record import Record
+from shared.games.record import Record, record_json
 
 #: The value of every engine's ``over`` phase.
 OVER = "over"
@@ -132,6 +132,11 @@ class Engine(Game, Generic[S]):
     def to_dict(self) -> dict[str, Any]:
         """The complete state, hidden cards included (for storage, never for players)."""
         return self.state.to_dict()
+
+    def state_json(self) -> bytes:
+        """The state's JSON straight from the records, without a copy in between."""
+        state: Any = self.state
+        return record_json(state)
 
     def copy(self) -> Self:
         """An independent copy of the game."""

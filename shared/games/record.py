@@ -13,6 +13,8 @@ from dataclasses import MISSING, fields
 from enum import Enum
 from typing import Any, ClassVar, Self
 
+import orjson
+
 #: Types copied as they are (immutable JSON values).
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 #: Item types of lists copied in one go.
@@ -79,9 +81,14 @@ class Record:
     #: Fields older stored documents may have that the record no longer keeps.
     retired: ClassVar[frozenset[str]] = frozenset()
 
+    def stored(self) -> dict[str, Any]:
+        """The fields as stored, one level deep: nested values are the live ones (the copy and
+        the serialiser go into them). A record stored in another shape overrides this."""
+        return vars(self)
+
     def to_dict(self) -> dict[str, Any]:
         """A deep, JSON-compatible copy of every field."""
-        return json_copy(vars(self))
+        return json_copy(self.stored())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
@@ -108,6 +115,23 @@ class Record:
     def copy(self) -> Self:
         """An independent copy."""
         return self.restore(self.to_dict())
+
+
+def _stored_form(value: Any) -> Any:
+    """What orjson writes for a record (it asks only for types it does not know itself)."""
+    if isinstance(value, Record):
+        return value.stored()
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+#: Records through the hook above; int keys as strings, as the json module writes them.
+_RECORD_JSON = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS
+
+
+def record_json(record: Record) -> bytes:
+    """Compact JSON of ``record``, the same bytes as of its :meth:`~Record.to_dict`, without
+    the copy (a commit stores the state this way: it is several times faster)."""
+    return orjson.dumps(record, default=_stored_form, option=_RECORD_JSON)
 
 
 def records(kind: type[Record]) -> Callable[[list[dict[str, Any]]], list[Any]]:

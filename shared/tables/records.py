@@ -77,8 +77,10 @@ class CommitRecord:
         #: start, a round's time limit (Wie Waldi), seating changes, the table's close.
         self.actor = actor
         self.action = action
+        #: The state as JSON data: decoded from a blob, or made from the engine when asked for.
         self._state = state
-        #: The engine at this seq, shared and never changed (only views are made from it).
+        #: The engine at this seq, shared and never changed (views are made from it, and the
+        #: next commit's engine is a copy of it).
         self._engine = engine
         self._blob: bytes | None = None
 
@@ -107,7 +109,10 @@ class CommitRecord:
         announcement share them."""
         if self._blob is None:
             # Shallow: the fields already are JSON data (asdict() would copy the meta leaf by leaf).
-            data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": self.state,
+            # The engine's state is written straight from its records: a commit never copies it
+            # into JSON data first (nor keeps that copy beside the engine).
+            state = self._state if self._engine is None else orjson.Fragment(self._engine.state_json())
+            data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": state,
                     "events": self.events, "deadlines": self.deadlines, "actor": self.actor,
                     "action": self.action}
             self._blob = dumps(data)

@@ -87,6 +87,9 @@ class Change:
     engine with ``game.apply(actor, action)`` and nothing else (the log keeps
     only the action of such a commit and rebuilds its state by applying it
     again). A change without them is kept whole in the log.
+
+    ``game`` is handed over: the committed record keeps it as its engine (for
+    views, and to copy for the next commit), so nobody changes it afterwards.
     """
 
     game: Game
@@ -293,8 +296,8 @@ class TableStore:
             now = time.time()
             seq = (head.seq if head else 0) + 1
             deadlines = self.deadlines(head, change, now)
-            record = CommitRecord(seq, now, change.meta, change.game.to_dict(), change.events,
-                                  deadlines, change.actor, change.action)
+            record = CommitRecord(seq, now, change.meta, None, change.events, deadlines,
+                                  change.actor, change.action, change.game)
             has_results = any(e.get("type") in RESULT_EVENTS for e in change.events)
             shard = self.shard_of(table_id)
             status, value = await self._script(

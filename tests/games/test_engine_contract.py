@@ -1,7 +1,7 @@
 """The contract every engine in the catalogue keeps, checked the same way for each.
 
 As OpenSpiel tests every registered game: random seeded playouts to the end,
-and at their steps: storage round trips and ``copy()``, refusals that change
+and at their steps: storage round trips, the stored JSON and ``copy()``, refusals that change
 nothing, every listed legal action (and every turn-clock default) accepted,
 views that are JSON data, carry a ``legal`` key and share nothing with the
 state, and bad seats refused with RuleError. A new game in the catalogue is checked without a line here.
@@ -20,6 +20,7 @@ from shared.games.base import Action, Game
 from shared.games.catalog import CATALOGUE
 from shared.games.errors import RuleError
 from shared.games.registry import engine_class
+from shared.tables.records import dumps
 
 GAMES = sorted(CATALOGUE)
 BAD_SEATS: list[Any] = [-1, 99, "0", True, 1.5, None]
@@ -57,9 +58,11 @@ def seats_of(game: Game) -> list[int | None]:
 
 
 def check_storage(game: Game) -> None:
-    """to_dict is JSON data; from_dict and copy() give the same game, independent of it."""
+    """to_dict is JSON data, state_json its bytes; from_dict and copy() give the same game,
+    independent of it."""
     data = game.to_dict()
     assert json_data(data) == data, "to_dict is not JSON data"
+    assert game.state_json() == dumps(data), "state_json is not the JSON of to_dict"
     assert json_data(game.summary()) == game.summary(), "summary is not JSON data"
     restored = type(game).from_dict(json_data(data))
     assert restored.to_dict() == data and restored.summary() == game.summary()

@@ -125,6 +125,8 @@ async def test_every_seq_read_back_from_the_log_is_the_commit_as_made(
     made = await _played(_store(runtime), table_id, game, COMMITS)
     reader = _store(runtime)  # another replica: it never saw these heads
 
+    # What each commit stored (its engine's state written straight to JSON) reads back as made.
+    assert all(_same(CommitRecord.decode(r.encode()), r) for r in made.values())
     whole = await reader.log_after(table_id, 0, limit=100_000)
     assert [r.seq for r in whole] == sorted(made)
     assert all(_same(r, made[r.seq]) for r in whole)

@@ -51,7 +51,7 @@ class FinishedTrick(Record):
         """Sum of the pile's values."""
         return sum(value(card) for card in self.pile())
 
-    def to_dict(self) -> dict[str, Any]:
+    def stored(self) -> dict[str, Any]:
         """JSON form (the exchange as ``{"give", "take"}``); also the public record in views."""
         give, take = self.exchange or (None, None)
         return {"plays": [[seat, card] for seat, card in self.plays], "winner": self.winner,
