@@ -27,8 +27,11 @@ from shared.tables.records import CommitRecord, dumps
 SPECTATOR = -1
 #: The seat of a deadline that is the whole table's (a round time limit).
 WHOLE_TABLE = -1
-#: Commits whose updates a process keeps: enough for every live table's newest few.
-CACHED_COMMITS = 2048
+#: Commits whose updates a process keeps: the streams of a commit ask for it within moments,
+#: and one that asks later builds its update again from the record (which keeps its engine).
+#: Kept small because every cached commit holds its engine's objects, which the garbage
+#: collector visits for as long as they live (shared/heap.py).
+CACHED_COMMITS = 256
 
 
 def _varint(value: int) -> bytes:
