@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import grpc
@@ -67,6 +67,18 @@ class PlayStep:
     guard: Guard | None = None
     #: First step only: updates per message while catching up (SubscribeRequest.max_batch).
     max_batch: int = 0
+    #: First step only: an applied action's answer rides with its commit's update.
+    answers_with_updates: bool = False
+
+
+@dataclass(slots=True)
+class Updates:
+    """Serialised updates of consecutive commits, up to ``last_seq``; on a Play stream, with
+    the answers to the stream's actions that ride on them."""
+
+    last_seq: int
+    updates: list[bytes]
+    answers: list[common_pb2.PlayAnswer] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -230,7 +242,7 @@ class TablePlay:
         return self.update_for(record, self._seat(record, who))
 
     async def subscribe(self, who: Identity, table_id: str, after_seq: int,
-                        max_batch: int = 1) -> AsyncIterator[list[bytes]]:
+                        max_batch: int = 1) -> AsyncIterator[Updates]:
         """Commits after ``after_seq`` as the caller sees them (serialised TableUpdates): the
         log, then live; in batches of up to ``max_batch`` while the log is read (one message
         each then, instead of one per commit), one at a time once live."""
@@ -255,17 +267,17 @@ class TablePlay:
                         if record.seq > head.seq:
                             self._lag.observe(max(0.0, time.time() - record.at))
                         if batch and (len(batch) == limit or size + len(update) > BATCH_BYTES):
-                            yield batch
+                            yield Updates(record.seq - 1, batch)
                             batch, size = [], 0
                         batch.append(update)
                         size += len(update)
-                    yield batch
+                    yield Updates(run[-1].seq, batch)
         finally:
             OPEN_STREAMS.labels(self.service).dec()
 
 
     async def play_stream(self, who: Identity, steps: AsyncIterator[PlayStep],
-                          ) -> AsyncIterator[list[bytes] | common_pb2.PlayAnswer]:
+                          ) -> AsyncIterator[Updates | common_pb2.PlayAnswer]:
         """Subscribe and act on one stream: the first step names the table and ``after_seq``;
         updates come as in :meth:`subscribe`, and each action step gets one answer, in order.
 
@@ -273,20 +285,28 @@ class TablePlay:
         client's actions one after another (exactly once per action id, as Act).
         A refusal is an answer; anything else either task raises ends the stream
         with its status. When the client stops sending, the updates go on.
+
+        With ``answers_with_updates`` an answer waits for the update of its
+        commit and goes out in the same message (one message fewer per
+        action). An answer whose update went out already, or that has none (a
+        refusal), goes alone, unless answers before it still wait: answers
+        keep the order of the actions.
         """
         first = await anext(steps, None)
         if first is None:
             return
         table_id = first.table_id
         _bind(table_id)
-        out: asyncio.Queue[list[bytes] | common_pb2.PlayAnswer | _Ended] = \
-            asyncio.Queue(PLAY_BUFFER)
+        out: asyncio.Queue[Updates | common_pb2.PlayAnswer | _Ended] = asyncio.Queue(PLAY_BUFFER)
+        riding = RidingAnswers(first.after_seq) if first.answers_with_updates else None
 
         async def follow() -> None:
-            updates = cast(AsyncGenerator[list[bytes], None],
+            updates = cast(AsyncGenerator[Updates, None],
                            self.subscribe(who, table_id, first.after_seq, first.max_batch))
             async with contextlib.aclosing(updates):
                 async for update in updates:
+                    if riding is not None:
+                        update.answers.extend(riding.sent(update.last_seq))
                     await out.put(update)
 
         async def answer_all() -> None:
@@ -295,7 +315,9 @@ class TablePlay:
                 if step.table_id not in ("", table_id):
                     raise invalid(f"this Play stream plays table {table_id!r}, not {step.table_id!r}")
                 if step.action is not None or step.action_id:
-                    await out.put(await self._answer(who, table_id, step))
+                    answer = await self._answer(who, table_id, step)
+                    if riding is None or not riding.wait(answer):
+                        await out.put(answer)
                 step = await anext(steps, None)
 
         async def reporting(work: Callable[[], Any], ends_stream: bool) -> None:
@@ -336,6 +358,36 @@ class TablePlay:
         return common_pb2.PlayAnswer(action_id=step.action_id, seq=int(answer["seq"]))
 
 
+class RidingAnswers:
+    """A Play stream's answers waiting for the update they ride on, in the actions' order."""
+
+    def __init__(self, after_seq: int) -> None:
+        #: The newest seq whose update the stream has sent.
+        self._sent = after_seq
+        #: (seq whose update the answer waits for, answer), oldest first.
+        self._waiting: list[tuple[int, common_pb2.PlayAnswer]] = []
+
+    def wait(self, answer: common_pb2.PlayAnswer) -> bool:
+        """Hold ``answer`` for its update (True), or False: it goes alone, now."""
+        seq = answer.seq if answer.HasField("seq") else 0
+        if self._waiting:  # behind an earlier answer, never before it
+            seq = max(seq, self._waiting[-1][0])
+        elif seq <= self._sent:
+            return False
+        self._waiting.append((seq, answer))
+        return True
+
+    def sent(self, last_seq: int) -> list[common_pb2.PlayAnswer]:
+        """The updates through ``last_seq`` go out now: the answers that ride with them."""
+        self._sent = last_seq
+        count = 0
+        while count < len(self._waiting) and self._waiting[count][0] <= last_seq:
+            count += 1
+        riding = [answer for _seq, answer in self._waiting[:count]]
+        del self._waiting[:count]
+        return riding
+
+
 def with_update(response: type[Any], update: bytes) -> bytes:
     """A service's response message carrying a serialised update (its field ``update``), as
     wire bytes: the shared update is neither copied into the message nor serialised again."""
@@ -368,14 +420,21 @@ _FIELDS: dict[tuple[type[Any], str], int] = {}
 _TABLE_UPDATES_FIELD = int(common_pb2.TableUpdates.DESCRIPTOR.fields_by_name["updates"].number)
 
 
-def play_response(item: list[bytes] | common_pb2.PlayAnswer, response: type[Any]) -> Any:
+def play_response(item: Updates | common_pb2.PlayAnswer, response: type[Any]) -> Any:
     """One item of :meth:`TablePlay.play_stream` as a service's Play response (wire bytes for
-    updates: one in ``update``, more in ``updates``; the message for an answer)."""
+    updates: one in ``update``, more in ``updates``, the answers riding on them in
+    ``answers``; the message for an answer alone)."""
     if isinstance(item, common_pb2.PlayAnswer):
         return response(answer=item)
-    if len(item) == 1:
-        return with_update(response, item[0])
-    return field_bytes(_field_number(response, "updates"), _repeated(_TABLE_UPDATES_FIELD, item))
+    if len(item.updates) == 1:
+        wire = with_update(response, item.updates[0])
+    else:
+        wire = field_bytes(_field_number(response, "updates"),
+                           _repeated(_TABLE_UPDATES_FIELD, item.updates))
+    if item.answers:
+        wire += _repeated(_field_number(response, "answers"),
+                          [answer.SerializeToString() for answer in item.answers])
+    return wire
 
 
 async def _stop_all(tasks: list[asyncio.Task[None]]) -> None:

@@ -34,7 +34,7 @@ class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
                         context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         async for batch in self.play.subscribe(caller(), request.table_id, request.after_seq,
                                                request.max_batch):
-            yield with_updates(engine_pb2.SubscribeResponse, batch)
+            yield with_updates(engine_pb2.SubscribeResponse, batch.updates)
 
     async def Play(self, request_iterator: AsyncIterator[engine_pb2.PlayRequest],  # type: ignore[override]
                    context: grpc.aio.ServicerContext) -> AsyncIterator[bytes | engine_pb2.PlayResponse]:
@@ -47,7 +47,8 @@ async def _steps(requests: AsyncIterator[engine_pb2.PlayRequest]) -> AsyncIterat
     async for request in requests:
         yield PlayStep(request.table_id, request.after_seq, request.action_id,
                        request.action if request.HasField("action") else None,
-                       max_batch=request.max_batch)
+                       max_batch=request.max_batch,
+                       answers_with_updates=request.answers_with_updates)
 
 
 class EngineService(PlayService):

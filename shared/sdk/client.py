@@ -152,9 +152,11 @@ def action_to_proto(action: Mapping[str, Any]) -> common_pb2.Action:
 class PlayStream:
     """One table over a bidirectional Play stream: actions go out, answers and updates come in.
 
-    An action costs one message each way. After a drop (UNAVAILABLE) the stream
-    is opened again after the last update seen, and the actions still waiting
-    for an answer are sent again with their ids: applied once, answered once.
+    An action costs one message each way: its answer rides with its commit's
+    update (``answers_with_updates``), so once :meth:`act` returns, that update
+    is already queued. After a drop (UNAVAILABLE) the stream is opened again
+    after the last update seen, and the actions still waiting for an answer are
+    sent again with their ids: applied once, answered once.
     """
 
     def __init__(self, client: StammtischClient, table_id: str, after_seq: int, realtime: bool) -> None:
@@ -242,7 +244,8 @@ class PlayStream:
         # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
         await call.initial_metadata()
         try:
-            await call.write(self._request(after_seq=self.last_seq, max_batch=CATCH_UP_BATCH))
+            await call.write(self._request(after_seq=self.last_seq, max_batch=CATCH_UP_BATCH,
+                                           answers_with_updates=True))
             self._call = call
             for request, _answered in list(self._pending.values()):
                 await call.write(request)
@@ -257,6 +260,8 @@ class PlayStream:
                 if update.seq > self.last_seq:
                     self.last_seq = update.seq
                     self._updates.put_nowait(update)
+            for answer in reply.answers:  # after the updates they ride on: those are queued
+                self._settle(answer)
 
     def _settle(self, answer: common_pb2.PlayAnswer) -> None:
         _request, answered = self._pending.pop(answer.action_id, (None, None))

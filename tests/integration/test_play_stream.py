@@ -37,14 +37,17 @@ async def _views(clients: list[StammtischClient], table_id: str) -> list[dict[st
 class RawPlay:
     """An EngineService.Play call driven message by message."""
 
-    def __init__(self, client: StammtischClient, table_id: str, after_seq: int = 0) -> None:
+    def __init__(self, client: StammtischClient, table_id: str, after_seq: int = 0,
+                 answers_with_updates: bool = False) -> None:
         self.call = client.engine.Play(metadata=client.auth)
         self.table_id = table_id
         self.after_seq = after_seq
+        self.answers_with_updates = answers_with_updates
 
     async def open(self) -> RawPlay:
         await self.call.initial_metadata()
-        await self.call.write(engine_pb2.PlayRequest(table_id=self.table_id, after_seq=self.after_seq))
+        await self.call.write(engine_pb2.PlayRequest(table_id=self.table_id, after_seq=self.after_seq,
+                                                     answers_with_updates=self.answers_with_updates))
         return self
 
     async def send(self, action_id: str, action: dict[str, Any], table_id: str = "") -> None:
@@ -150,6 +153,40 @@ async def test_a_retried_action_id_applies_once_on_any_stream_or_act(stack: dict
         two.call.cancel()
         assert (await clients[actor].act(table_id, action, action_id="move-1")).seq == head + 1
         assert (await clients[actor].view(table_id)).seq == head + 1  # applied once
+    finally:
+        await close_all(clients)
+
+
+async def test_answers_ride_with_their_commits_update_in_the_actions_order(stack: dict[str, str]) -> None:
+    """Asked for, an applied action's answer comes in the message of its commit's update, not
+    alone; a refusal has no update and comes alone, but never before an earlier answer."""
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
+    rng = random.Random(4)
+    try:
+        views = await _views(clients, table_id)
+        actor = _legal_seat(views)
+        action = bot_levels("willi")["heuristic"]().choose(views[actor], rng)
+        head = (await clients[actor].view(table_id)).seq
+        stream = await RawPlay(clients[actor], table_id, after_seq=head, answers_with_updates=True).open()
+        await stream.send("ride-1", action)
+        await stream.send("ride-2", action)  # the same move again: refused, its turn is over
+        replies = []
+        while sum(len(reply.answers) + reply.HasField("answer") for reply in replies) < 2:
+            reply = await asyncio.wait_for(stream.call.read(), 10)
+            assert reply is not grpc.aio.EOF
+            replies.append(reply)
+        carrying = replies[0]
+        assert carrying.update.seq == head + 1
+        assert [(a.action_id, a.seq) for a in carrying.answers] == [("ride-1", head + 1)]
+        alone = replies[-1]
+        assert alone.answer.action_id == "ride-2" and alone.answer.HasField("refused")
+        assert len(replies) == 2
+        stream.call.cancel()
+
+        plain = await RawPlay(clients[actor], table_id, after_seq=head + 1).open()
+        await plain.send("ride-1", action)  # answered before: alone, on a stream that did not ask
+        assert (await plain.answer()).seq == head + 1
+        plain.call.cancel()
     finally:
         await close_all(clients)
 

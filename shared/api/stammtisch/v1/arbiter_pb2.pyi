@@ -176,6 +176,7 @@ class ArbiterServicePlayRequest(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     ROUND_FIELD_NUMBER: _builtins.int
     MAX_BATCH_FIELD_NUMBER: _builtins.int
+    ANSWERS_WITH_UPDATES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """As PlayRequest in engine.proto."""
     after_seq: _builtins.int
@@ -184,6 +185,8 @@ class ArbiterServicePlayRequest(_message.Message):
     """As in ArbiterServiceActRequest: the round this action is meant for."""
     max_batch: _builtins.int
     """First message only: as SubscribeRequest.max_batch in engine.proto."""
+    answers_with_updates: _builtins.bool
+    """First message only: as PlayRequest.answers_with_updates in engine.proto."""
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -195,10 +198,11 @@ class ArbiterServicePlayRequest(_message.Message):
         action: _common_pb2.Action | None = ...,
         round: _builtins.int | None = ...,
         max_batch: _builtins.int = ...,
+        answers_with_updates: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "max_batch", b"max_batch", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "max_batch", b"max_batch", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__round: _TypeAlias = _typing.Literal["round"]  # noqa: Y015
     _WhichOneofArgType__round: _TypeAlias = _typing.Literal["_round", b"_round"]  # noqa: Y015
@@ -213,22 +217,28 @@ class ArbiterServicePlayResponse(_message.Message):
     UPDATE_FIELD_NUMBER: _builtins.int
     ANSWER_FIELD_NUMBER: _builtins.int
     UPDATES_FIELD_NUMBER: _builtins.int
+    ANSWERS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def update(self) -> _common_pb2.TableUpdate: ...
     @_builtins.property
     def answer(self) -> _common_pb2.PlayAnswer: ...
     @_builtins.property
     def updates(self) -> _common_pb2.TableUpdates: ...
+    @_builtins.property
+    def answers(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.PlayAnswer]:
+        """As PlayResponse.answers in engine.proto."""
+
     def __init__(
         self,
         *,
         update: _common_pb2.TableUpdate | None = ...,
         answer: _common_pb2.PlayAnswer | None = ...,
         updates: _common_pb2.TableUpdates | None = ...,
+        answers: _abc.Iterable[_common_pb2.PlayAnswer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "answers", b"answers", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer", "updates"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

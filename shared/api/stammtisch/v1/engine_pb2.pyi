@@ -172,6 +172,7 @@ class PlayRequest(_message.Message):
     ACTION_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     MAX_BATCH_FIELD_NUMBER: _builtins.int
+    ANSWERS_WITH_UPDATES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """Required on the first message (the stream plays this table); later
     messages may leave it empty or repeat it, never name another table.
@@ -184,6 +185,12 @@ class PlayRequest(_message.Message):
     """
     max_batch: _builtins.int
     """First message only: as in SubscribeRequest."""
+    answers_with_updates: _builtins.bool
+    """First message only: the answer to an applied action comes in `answers` of
+    the message that carries its commit's update, instead of in a message of
+    its own (one message fewer per action). Refusals, and answers whose update
+    was sent already, still come alone; answers keep the order of the actions.
+    """
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -194,10 +201,11 @@ class PlayRequest(_message.Message):
         action_id: _builtins.str = ...,
         action: _common_pb2.Action | None = ...,
         max_batch: _builtins.int = ...,
+        answers_with_updates: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -210,6 +218,7 @@ class PlayResponse(_message.Message):
     UPDATE_FIELD_NUMBER: _builtins.int
     ANSWER_FIELD_NUMBER: _builtins.int
     UPDATES_FIELD_NUMBER: _builtins.int
+    ANSWERS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def update(self) -> _common_pb2.TableUpdate:
         """A commit as the caller sees it, in seq order, without gap or duplicate."""
@@ -222,16 +231,23 @@ class PlayResponse(_message.Message):
     def updates(self) -> _common_pb2.TableUpdates:
         """Several commits in order (only when max_batch > 1 was asked for)."""
 
+    @_builtins.property
+    def answers(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.PlayAnswer]:
+        """With answers_with_updates: the answers to this stream's actions whose
+        commits this message's update or updates carry, in the actions' order.
+        """
+
     def __init__(
         self,
         *,
         update: _common_pb2.TableUpdate | None = ...,
         answer: _common_pb2.PlayAnswer | None = ...,
         updates: _common_pb2.TableUpdates | None = ...,
+        answers: _abc.Iterable[_common_pb2.PlayAnswer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "answers", b"answers", "kind", b"kind", "update", b"update", "updates", b"updates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["update", "answer", "updates"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
