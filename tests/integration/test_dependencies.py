@@ -108,8 +108,15 @@ async def test_a_nats_restart_restores_live_news_results_and_scoring(
         # This process's own commits reach its streams directly; news from elsewhere (here: the
         # newest commit, sent again over the main connection) comes on the same subscription.
         head = await engine.play.store.head(table_id)
-        await engine.runtime.nats.publish(live_subject(engine.runtime, table_id), head.encode())
-        await eventually(lambda: feed.delivered > delivered)  # the same subscription hears news again
+
+        async def news_heard() -> bool:
+            # Sent again until heard: the server may route it before it has the live connection's
+            # subscription back (nats-py reports that connection connected once it sent it).
+            await engine.runtime.nats.publish(live_subject(engine.runtime, table_id), head.encode())
+            await asyncio.sleep(0.1)
+            return bool(feed.delivered > delivered)
+
+        await eventually(news_heard)  # the same subscription hears news again
         seen = [first.seq]
         while seen[-1] < seq:
             seen.append((await anext(updates)).seq)

@@ -241,7 +241,7 @@ async def test_act_answers_with_the_update_the_actors_stream_carries(
     who = Identity("p1", "p1", time.time() + 60)
     reply = await play.act(who, "t1", "a1", common_pb2.Action(type="discard", card=card))
     stream = aiter(play.subscribe(who, "t1", 1))
-    [carried] = await asyncio.wait_for(anext(stream), 5)
+    [carried] = (await asyncio.wait_for(anext(stream), 5)).updates
     await stream.aclose()  # type: ignore[attr-defined]
     update = common_pb2.TableUpdate.FromString(carried)
     assert update.seq == 2 and update.seat == 1
