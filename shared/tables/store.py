@@ -28,6 +28,7 @@ from shared.games.catalog import entry
 from shared.games.errors import RuleError
 from shared.logs import get_logger
 from shared.metrics import COMMIT_RETRIES
+from shared.redis_batch import BatchedScript
 from shared.runtime import Runtime
 from shared.tables.records import CommitRecord, TableMeta, dumps, replay
 
@@ -114,7 +115,7 @@ class TableStore:
         self.runtime = runtime
         self.redis = runtime.redis
         self.deadlines = deadlines
-        self._script = self.redis.register_script(_COMMIT)
+        self._script = BatchedScript(self.redis, _COMMIT)
         self._heads: OrderedDict[str, CommitRecord] = OrderedDict()
 
     def known(self, table_id: str, blob: bytes) -> CommitRecord:
