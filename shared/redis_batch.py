@@ -11,7 +11,7 @@ two commits of one table in a batch race as they would apart (the
 compare-and-set lets the first win, the other runs again on the new head).
 
 A call waits for at most one turn of the loop; a batch of one is the plain
-script call. Redis Cluster clients call the script directly: redis-py's
+script call, made by its caller. Redis Cluster clients call the script directly: redis-py's
 cluster pipelines refuse scripts (and a batch would span nodes anyway). If
 the connection fails, every call of the batch gets the error, as each would
 have on its own (and redis-py retries a pipeline as it retries a command).
@@ -40,23 +40,40 @@ class BatchedScript:
         self.redis = redis
         self.script = redis.register_script(source)
         self._batching = not isinstance(redis, RedisCluster)
-        self._queued: list[Call] = []
+        #: The calls of the batch forming in this turn of the loop (None: none is).
+        self._forming: list[Call] | None = None
         #: The batches on their way (the loop keeps only weak references to tasks).
         self._sending: set[asyncio.Task[None]] = set()
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        """The script's reply to ``keys`` and ``args``, as ``script(keys=, args=)`` gives it."""
+        """The script's reply to ``keys`` and ``args``, as ``script(keys=, args=)`` gives it.
+
+        The first call of a turn opens a batch and lets the loop run the rest of the turn;
+        alone then, it calls the script itself (no task, no future: the common case under
+        light load); otherwise a task sends the batch and every call waits for its reply.
+        """
         if not self._batching:
             return await self.script(keys=keys, args=args)
         loop = asyncio.get_running_loop()
-        if not self._queued:
-            loop.call_soon(self._send)
         reply: asyncio.Future[Any] = loop.create_future()
-        self._queued.append((keys, args, reply))
+        if self._forming is not None:
+            self._forming.append((keys, args, reply))
+            return await reply
+        batch = self._forming = [(keys, args, reply)]
+        try:
+            await asyncio.sleep(0)  # the other calls of this turn join the batch
+        except asyncio.CancelledError:
+            self._forming = None
+            if len(batch) > 1:
+                self._send(batch[1:])
+            raise
+        self._forming = None
+        if len(batch) == 1:
+            return await self.script(keys=keys, args=args)
+        self._send(batch)
         return await reply
 
-    def _send(self) -> None:
-        batch, self._queued = self._queued, []
+    def _send(self, batch: list[Call]) -> None:
         task = asyncio.ensure_future(self._run(batch))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
