@@ -45,7 +45,8 @@ async def game_records(store: TableStore, table_id: str, game_no: int, last_seq:
         for seq, snapshot in entries:
             if (snapshot is not None and snapshot.meta.game_no == game_no and snapshot.events
                     and snapshot.events[0].get("type") == "game_started"):
-                records = await store.log_after(table_id, seq - 1, limit=last_seq - seq + 1)
+                records = await store.log_after(table_id, seq - 1, limit=last_seq - seq + 1,
+                                                states_only=True)
                 return [record for record in records if record.meta.game_no == game_no]
         if len(entries) < BATCH:
             raise LookupError(f"the log of table {table_id!r} no longer holds the start of game {game_no}")

@@ -82,15 +82,28 @@ class CommitRecord:
         #: The engine at this seq, shared and never changed (views are made from it, and the
         #: next commit's engine is a copy of it).
         self._engine = engine
+        #: The state's JSON once the engine went on to the next commit of a replay (below).
+        self._state_json: bytes | None = None
         self._blob: bytes | None = None
 
     @property
     def state(self) -> dict[str, Any]:
         """The engine's whole state at this seq (hidden cards included)."""
         if self._state is None:
-            assert self._engine is not None
-            self._state = self._engine.to_dict()
+            if self._engine is not None:
+                self._state = self._engine.to_dict()
+            else:
+                assert self._state_json is not None
+                self._state = orjson.loads(self._state_json)
         return self._state
+
+    def hand_over_engine(self) -> Game:
+        """Keep only the state's JSON and give the engine away (to be changed at will): for a
+        replay that reads commits for their states, not for views (an engine copy per commit
+        costs several times the JSON)."""
+        engine = self.engine()
+        self._state_json, self._engine = engine.state_json(), None
+        return engine
 
     def game(self) -> Game:
         """The engine restored at this sequence number: the caller's own, to change at will."""
@@ -111,7 +124,12 @@ class CommitRecord:
             # Shallow: the fields already are JSON data (asdict() would copy the meta leaf by leaf).
             # The engine's state is written straight from its records: a commit never copies it
             # into JSON data first (nor keeps that copy beside the engine).
-            state = self._state if self._engine is None else orjson.Fragment(self._engine.state_json())
+            if self._engine is not None:
+                state: Any = orjson.Fragment(self._engine.state_json())
+            elif self._state_json is not None:
+                state = orjson.Fragment(self._state_json)
+            else:
+                state = self._state
             data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": state,
                     "events": self.events, "deadlines": self.deadlines, "actor": self.actor,
                     "action": self.action}
@@ -134,15 +152,20 @@ class CommitRecord:
         return record
 
 
-def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False) -> CommitRecord:
+def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False,
+           states_only: bool = False) -> CommitRecord:
     """The commit after ``previous`` from its log :meth:`~CommitRecord.entry`: the previous
     engine with the entry's action applied (engines are pure and seeded, so this is the state
     the commit made). ``discard_previous``: nobody else holds ``previous``, so its engine is
-    taken over instead of copied (``previous`` is unusable afterwards)."""
+    taken over instead of copied (``previous`` is unusable afterwards). ``states_only``: the
+    same for a ``previous`` that is still wanted for its state, which it keeps as JSON
+    (:meth:`~CommitRecord.hand_over_engine`)."""
     data = orjson.loads(entry)
     if data["seq"] != previous.seq + 1:
         raise LookupError(f"log entry {data['seq']} does not follow commit {previous.seq}")
-    if discard_previous and previous._engine is not None:
+    if states_only:
+        game = previous.hand_over_engine()
+    elif discard_previous and previous._engine is not None:
         game, previous._engine = previous._engine, None
     else:
         game = previous.game()

@@ -192,21 +192,24 @@ class TableStore:
         return records[0]
 
     async def log_after(self, table_id: str, after_seq: int, limit: int = 1000,
-                        previous: CommitRecord | None = None) -> list[CommitRecord]:
+                        previous: CommitRecord | None = None,
+                        states_only: bool = False) -> list[CommitRecord]:
         """Commits with seq > after_seq, oldest first, at most ``limit``, each whole.
 
         ``previous``, the commit ``after_seq`` if the caller has it (the end of
         its last page), spares reading the log back to the snapshot the first
-        entry is rebuilt from.
+        entry is rebuilt from. ``states_only``: the caller wants the commits'
+        states, not views of them (the archive): one engine goes through the
+        page and each commit keeps its state as JSON, instead of an engine copy.
         """
         log_key = self.key(table_id, "log")
         entries = await self.redis.xrange(log_key, f"({max(after_seq, 0)}-0", "+", count=limit)
         if not entries:
             return []
         if b"rec" in entries[0][1] or (previous is not None and previous.seq == after_seq):
-            return _rebuilt(entries, previous)
+            return _rebuilt(entries, previous, states_only=states_only)
         before = await self._back_to_snapshot(log_key, after_seq)
-        return _rebuilt(before + entries, None, skip=len(before))
+        return _rebuilt(before + entries, None, skip=len(before), states_only=states_only)
 
     async def _back_to_snapshot(self, log_key: str, seq: int) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """The log entries from the newest snapshot at or before ``seq`` through ``seq``, oldest
@@ -354,10 +357,11 @@ def _snapshot(head: CommitRecord | None, change: Change, seq: int) -> bool:
 
 
 def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRecord | None,
-             skip: int = 0) -> list[CommitRecord]:
+             skip: int = 0, states_only: bool = False) -> list[CommitRecord]:
     """The whole commits of consecutive log entries but the first ``skip`` (read only to rebuild
     the others from; the first entry is a snapshot unless ``previous``, the commit before it,
-    is given)."""
+    is given; ``states_only`` as in :meth:`TableStore.log_after`, never for the caller's own
+    ``previous``)."""
     records = []
     for index, (entry_id, fields) in enumerate(entries):
         snapshot = fields.get(b"rec")
@@ -366,7 +370,8 @@ def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRe
         elif previous is None:
             raise LookupError(f"log entry {entry_id.decode()} has no snapshot before it")
         else:  # an entry only read to rebuild from is nobody else's: its engine is taken over
-            previous = replay(previous, fields[b"act"], discard_previous=0 < index <= skip)
+            previous = replay(previous, fields[b"act"], discard_previous=0 < index <= skip,
+                              states_only=states_only and index > skip)
         if index >= skip:
             records.append(previous)
     return records

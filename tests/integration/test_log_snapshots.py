@@ -130,6 +130,12 @@ async def test_every_seq_read_back_from_the_log_is_the_commit_as_made(
     whole = await reader.log_after(table_id, 0, limit=100_000)
     assert [r.seq for r in whole] == sorted(made)
     assert all(_same(r, made[r.seq]) for r in whole)
+    # Read for the states only (the archive): one engine goes through, each keeps its JSON.
+    for after in (0, 3, 40):
+        states = await _store(runtime).log_after(table_id, after, limit=100_000, states_only=True)
+        assert [r.seq for r in states] == sorted(made)[after:]
+        assert all(_same(r, made[r.seq]) and _same(CommitRecord.decode(r.encode()), r) for r in states)
+        assert all(r.engine().view(0) == made[r.seq].engine().view(0) for r in states[::37])
 
     rng = random.Random(1)
     for after in rng.sample(sorted(made)[:-1], 25):
