@@ -10,11 +10,13 @@ transaction: each script stays atomic on its own, run in the order called;
 two commits of one table in a batch race as they would apart (the
 compare-and-set lets the first win, the other runs again on the new head).
 
-A call waits for at most one turn of the loop; a batch of one is the plain
-script call, made by its caller. Redis Cluster clients call the script directly: redis-py's
-cluster pipelines refuse scripts (and a batch would span nodes anyway). If
-the connection fails, every call of the batch gets the error, as each would
-have on its own (and redis-py retries a pipeline as it retries a command).
+A call made while none is on its way goes at once (so a lightly loaded
+server waits for nothing); the others wait for at most one turn of the loop,
+and a batch of one is the plain script call, made by its caller. Redis
+Cluster clients call the script directly: redis-py's cluster pipelines
+refuse scripts (and a batch would span nodes anyway). If the connection
+fails, every call of the batch gets the error, as each would have on its own
+(and redis-py retries a pipeline as it retries a command).
 A cancelled caller only stops waiting: its call, once sent, still runs, which
 the commit script allows (its compare-and-set and action ids make a commit
 whose answer was lost safe to try again).
@@ -44,16 +46,19 @@ class BatchedScript:
         self._forming: list[Call] | None = None
         #: The batches on their way (the loop keeps only weak references to tasks).
         self._sending: set[asyncio.Task[None]] = set()
+        #: Calls sent and not yet answered.
+        self._in_flight = 0
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """The script's reply to ``keys`` and ``args``, as ``script(keys=, args=)`` gives it.
 
-        The first call of a turn opens a batch and lets the loop run the rest of the turn;
-        alone then, it calls the script itself (no task, no future: the common case under
-        light load); otherwise a task sends the batch and every call waits for its reply.
+        With nothing on its way, a call goes at once (light load: no wait at all). Otherwise
+        the first call of a turn opens a batch and lets the loop run the rest of the turn;
+        alone then, it calls the script itself; else a task sends the batch and every call
+        waits for its reply.
         """
-        if not self._batching:
-            return await self.script(keys=keys, args=args)
+        if not self._batching or (self._in_flight == 0 and self._forming is None):
+            return await self._alone(keys, args)
         loop = asyncio.get_running_loop()
         reply: asyncio.Future[Any] = loop.create_future()
         if self._forming is not None:
@@ -69,9 +74,16 @@ class BatchedScript:
             raise
         self._forming = None
         if len(batch) == 1:
-            return await self.script(keys=keys, args=args)
+            return await self._alone(keys, args)
         self._send(batch)
         return await reply
+
+    async def _alone(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        self._in_flight += 1
+        try:
+            return await self.script(keys=keys, args=args)
+        finally:
+            self._in_flight -= 1
 
     def _send(self, batch: list[Call]) -> None:
         task = asyncio.ensure_future(self._run(batch))
@@ -79,10 +91,13 @@ class BatchedScript:
         task.add_done_callback(self._sending.discard)
 
     async def _run(self, batch: list[Call]) -> None:
+        self._in_flight += len(batch)
         try:
             replies = await self._replies(batch)
         except Exception as exc:  # noqa: BLE001 - every caller of the batch gets it
             replies = [exc] * len(batch)
+        finally:
+            self._in_flight -= len(batch)
         for (_keys, _args, reply), value in zip(batch, replies, strict=True):
             if reply.done():  # its caller was cancelled
                 continue
