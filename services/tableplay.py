@@ -257,13 +257,22 @@ class TablePlay:
         OPEN_STREAMS.labels(self.service).inc()
         # aclosing: when this stream is closed (its client gone), the feed closes at once too
         # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
+        # Catching up, this stream's update of each commit is made while the page's one engine
+        # is at that commit (each commit keeps only its state's JSON afterwards).
+        made: dict[int, bytes] = {}
+
+        def make(record: CommitRecord) -> None:
+            made[record.seq] = self.update_for(record, self._seat(record, who))
+
         try:
-            async with contextlib.aclosing(self.feeds.runs(table_id, after_seq)) as runs:
+            async with contextlib.aclosing(self.feeds.runs(table_id, after_seq, make)) as runs:
                 async for run in runs:
                     batch: list[bytes] = []
                     size = 0
                     for record in run:
-                        update = self.update_for(record, self._seat(record, who))
+                        update = made.pop(record.seq, None)
+                        if update is None:  # a live commit
+                            update = self.update_for(record, self._seat(record, who))
                         if record.seq > head.seq:
                             self._lag.observe(max(0.0, time.time() - record.at))
                         if batch and (len(batch) == limit or size + len(update) > BATCH_BYTES):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -104,16 +104,20 @@ class TableFeeds:
                 for record in run:
                     yield record
 
-    async def runs(self, table_id: str, after_seq: int) -> AsyncGenerator[list[CommitRecord], None]:
+    async def runs(self, table_id: str, after_seq: int,
+                   visit: Callable[[CommitRecord], None] | None = None,
+                   ) -> AsyncGenerator[list[CommitRecord], None]:
         """:meth:`commits` a run at a time: a page of the log while the stream catches up (so
-        its reader may send them together), then each live commit alone."""
+        its reader may send them together), then each live commit alone. ``visit`` sees each
+        commit of a log page while one engine goes through the page (TableStore.log_after):
+        the reader makes its views there instead of an engine copy per commit."""
         async with self._watch(table_id) as queue:
             last = after_seq
             previous: CommitRecord | None = None  # the commit ``last``, once this feed has it
             read_log = True
             while True:
                 if read_log:
-                    page = await self.store.log_after(table_id, last, LOG_PAGE, previous)
+                    page = await self.store.log_after(table_id, last, LOG_PAGE, previous, visit=visit)
                     if page:
                         yield page
                         last, previous = page[-1].seq, page[-1]

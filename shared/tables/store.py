@@ -192,8 +192,8 @@ class TableStore:
         return records[0]
 
     async def log_after(self, table_id: str, after_seq: int, limit: int = 1000,
-                        previous: CommitRecord | None = None,
-                        states_only: bool = False) -> list[CommitRecord]:
+                        previous: CommitRecord | None = None, states_only: bool = False,
+                        visit: Callable[[CommitRecord], None] | None = None) -> list[CommitRecord]:
         """Commits with seq > after_seq, oldest first, at most ``limit``, each whole.
 
         ``previous``, the commit ``after_seq`` if the caller has it (the end of
@@ -201,15 +201,18 @@ class TableStore:
         entry is rebuilt from. ``states_only``: the caller wants the commits'
         states, not views of them (the archive): one engine goes through the
         page and each commit keeps its state as JSON, instead of an engine copy.
+        ``visit`` sees each commit while that engine is at it (a stream makes
+        its views there); it implies ``states_only``.
         """
+        states_only = states_only or visit is not None
         log_key = self.key(table_id, "log")
         entries = await self.redis.xrange(log_key, f"({max(after_seq, 0)}-0", "+", count=limit)
         if not entries:
             return []
         if b"rec" in entries[0][1] or (previous is not None and previous.seq == after_seq):
-            return _rebuilt(entries, previous, states_only=states_only)
+            return _rebuilt(entries, previous, states_only=states_only, visit=visit)
         before = await self._back_to_snapshot(log_key, after_seq)
-        return _rebuilt(before + entries, None, skip=len(before), states_only=states_only)
+        return _rebuilt(before + entries, None, skip=len(before), states_only=states_only, visit=visit)
 
     async def _back_to_snapshot(self, log_key: str, seq: int) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """The log entries from the newest snapshot at or before ``seq`` through ``seq``, oldest
@@ -357,7 +360,8 @@ def _snapshot(head: CommitRecord | None, change: Change, seq: int) -> bool:
 
 
 def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRecord | None,
-             skip: int = 0, states_only: bool = False) -> list[CommitRecord]:
+             skip: int = 0, states_only: bool = False,
+             visit: Callable[[CommitRecord], None] | None = None) -> list[CommitRecord]:
     """The whole commits of consecutive log entries but the first ``skip`` (read only to rebuild
     the others from; the first entry is a snapshot unless ``previous``, the commit before it,
     is given; ``states_only`` as in :meth:`TableStore.log_after`, never for the caller's own
@@ -374,4 +378,6 @@ def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRe
                               states_only=states_only and index > skip)
         if index >= skip:
             records.append(previous)
+            if visit is not None:
+                visit(previous)
     return records

@@ -136,6 +136,11 @@ async def test_every_seq_read_back_from_the_log_is_the_commit_as_made(
         assert [r.seq for r in states] == sorted(made)[after:]
         assert all(_same(r, made[r.seq]) and _same(CommitRecord.decode(r.encode()), r) for r in states)
         assert all(r.engine().view(0) == made[r.seq].engine().view(0) for r in states[::37])
+        # A stream catching up makes each commit's view while the walk is at it.
+        views: dict[int, Any] = {}
+        await _store(runtime).log_after(table_id, after, limit=100_000,
+                                        visit=lambda r: views.__setitem__(r.seq, r.engine().view(1)))
+        assert views == {seq: made[seq].engine().view(1) for seq in sorted(made)[after:]}
 
     rng = random.Random(1)
     for after in rng.sample(sorted(made)[:-1], 25):
