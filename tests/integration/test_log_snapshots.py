@@ -163,6 +163,14 @@ async def test_every_seq_read_back_from_the_log_is_the_commit_as_made(
             break
     assert all(_same(r, made[r.seq]) for r in fed) and len(fed) == len(made)
 
+    # A stream's own views, made page after page (10 commits each) as one engine walks the log.
+    views: dict[int, Any] = {}
+    async for run in TableFeeds(runtime, _store(runtime)).runs(
+            table_id, 0, visit=lambda r: views.__setitem__(r.seq, r.engine().view(1))):
+        if run[-1].seq == max(made):
+            break
+    assert views == {seq: made[seq].engine().view(1) for seq in made}
+
 
 async def test_the_log_keeps_the_whole_record_only_where_no_action_explains_it(
         runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
