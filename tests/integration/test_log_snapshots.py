@@ -16,6 +16,7 @@ import json
 import random
 import time
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -48,6 +49,13 @@ def _same(a: CommitRecord, b: CommitRecord) -> bool:
         return json.dumps([r.seq, r.at, dataclasses.asdict(r.meta), r.state, r.events, r.deadlines,
                            r.actor, r.action], sort_keys=True)
     return whole(a) == whole(b)
+
+
+def _viewer(views: dict[int, Any]) -> Callable[[CommitRecord], None]:
+    """A log reader's visit that keeps seat 1's view of each commit, made as the walk is at it."""
+    def visit(record: CommitRecord) -> None:
+        views[record.seq] = record.engine().view(1)
+    return visit
 
 
 def _meta(table_id: str, game: str, seats: int) -> TableMeta:
@@ -138,8 +146,7 @@ async def test_every_seq_read_back_from_the_log_is_the_commit_as_made(
         assert all(r.engine().view(0) == made[r.seq].engine().view(0) for r in states[::37])
         # A stream catching up makes each commit's view while the walk is at it.
         views: dict[int, Any] = {}
-        await _store(runtime).log_after(table_id, after, limit=100_000,
-                                        visit=lambda r: views.__setitem__(r.seq, r.engine().view(1)))
+        await _store(runtime).log_after(table_id, after, limit=100_000, visit=_viewer(views))
         assert views == {seq: made[seq].engine().view(1) for seq in sorted(made)[after:]}
 
     rng = random.Random(1)
@@ -164,12 +171,11 @@ async def test_every_seq_read_back_from_the_log_is_the_commit_as_made(
     assert all(_same(r, made[r.seq]) for r in fed) and len(fed) == len(made)
 
     # A stream's own views, made page after page (10 commits each) as one engine walks the log.
-    views: dict[int, Any] = {}
-    async for run in TableFeeds(runtime, _store(runtime)).runs(
-            table_id, 0, visit=lambda r: views.__setitem__(r.seq, r.engine().view(1))):
+    paged: dict[int, Any] = {}
+    async for run in TableFeeds(runtime, _store(runtime)).runs(table_id, 0, visit=_viewer(paged)):
         if run[-1].seq == max(made):
             break
-    assert views == {seq: made[seq].engine().view(1) for seq in made}
+    assert paged == {seq: made[seq].engine().view(1) for seq in made}
 
 
 async def test_the_log_keeps_the_whole_record_only_where_no_action_explains_it(
