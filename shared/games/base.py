@@ -30,8 +30,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-import orjson
-
 from shared.games.catalog import Option
 from shared.games.errors import ErrorCode, RuleError, SetupError
 
@@ -97,9 +95,10 @@ class Game(ABC):
     def to_dict(self) -> dict[str, Any]:
         """The complete state as JSON-compatible data."""
 
+    @abstractmethod
     def state_json(self) -> bytes:
-        """:meth:`to_dict` as compact JSON (int keys as strings): what a commit stores."""
-        return orjson.dumps(self.to_dict(), option=orjson.OPT_NON_STR_KEYS)
+        """:meth:`to_dict` as compact JSON (int keys as strings), the same bytes without the
+        copy: what a commit stores."""
 
     @abstractmethod
     def copy(self) -> Game:

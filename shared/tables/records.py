@@ -99,8 +99,9 @@ class CommitRecord:
 
     def hand_over_engine(self) -> Game:
         """Keep only the state's JSON and give the engine away (to be changed at will): for a
-        replay that reads commits for their states, not for views (an engine copy per commit
-        costs several times the JSON)."""
+        replay that walks one engine through a log page, each commit wanted for its state or
+        for views made while the walk is at it (an engine copy per commit costs several times
+        the JSON); a view asked for later restores the engine from the JSON."""
         engine = self.engine()
         self._state_json, self._engine = engine.state_json(), None
         return engine
