@@ -169,6 +169,12 @@ class BotSeat:
             await self.caught_up(seq)  # decide on the view with this action in it, as a reply gives
         return True
 
+    async def opened(self) -> None:
+        """Wait until the stream is open and has delivered a commit."""
+        while self.latest is None or (self.streamed and self._stream is None):
+            self._changed.clear()
+            await self._changed.wait()
+
     async def caught_up(self, seq: int, timeout: float = 5.0) -> None:
         """Wait until the stream has delivered ``seq`` (bounded)."""
         deadline = time.perf_counter() + timeout
@@ -178,17 +184,32 @@ class BotSeat:
                 await asyncio.wait_for(self._changed.wait(), deadline - time.perf_counter())
 
 
-async def play_table(seats: Sequence[BotSeat], seconds: float = 600.0) -> None:
-    """Every seat follows and acts; then each stream catches up with the newest commit."""
+@contextlib.asynccontextmanager
+async def following(seats: Sequence[BotSeat], timeout: float = 60.0) -> AsyncIterator[None]:
+    """Every seat's stream open and past the table's first commit, for the block: players
+    sit at the table, watching, before anyone plays (so a step's figures are its actions',
+    not the opening of its streams)."""
     followers = [asyncio.create_task(seat.follow()) for seat in seats]
     try:
-        await asyncio.gather(*(seat.act_until_done(time.perf_counter() + seconds) for seat in seats))
-        newest = max((seat.latest.seq for seat in seats if seat.latest is not None), default=0)
-        await asyncio.gather(*(seat.caught_up(newest) for seat in seats))
+        await asyncio.wait_for(asyncio.gather(*(seat.opened() for seat in seats)), timeout)
+        yield
     finally:
         for task in followers:
             task.cancel()
         await asyncio.gather(*followers, return_exceptions=True)
+
+
+async def act_table(seats: Sequence[BotSeat], seconds: float = 600.0) -> None:
+    """Every seat acts (their streams open); then each stream catches up with the newest commit."""
+    await asyncio.gather(*(seat.act_until_done(time.perf_counter() + seconds) for seat in seats))
+    newest = max((seat.latest.seq for seat in seats if seat.latest is not None), default=0)
+    await asyncio.gather(*(seat.caught_up(newest) for seat in seats))
+
+
+async def play_table(seats: Sequence[BotSeat], seconds: float = 600.0) -> None:
+    """Every seat follows and acts; then each stream catches up with the newest commit."""
+    async with following(seats):
+        await act_table(seats, seconds)
 
 
 async def seat_players(clients: Sequence[StammtischClient], round_seconds: int | None = None) -> str:
@@ -276,8 +297,9 @@ async def seated_tables(endpoints: Endpoints, tables: int, actions_per_seat: int
         await asyncio.gather(*(client.close() for client in clients))
 
 
-async def play_tables(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> TablesRun:
-    """Every table at once, each seat until its cap or ``seconds``; the step's figures."""
+async def act_tables(seats_by_table: Sequence[Sequence[BotSeat]], seconds: float) -> TablesRun:
+    """Every table at once, each seat until its cap or ``seconds`` (their streams open, see
+    :func:`following`); the step's figures."""
     started = time.perf_counter()
-    await asyncio.gather(*(play_table(seats, seconds) for seats in seats_by_table))
+    await asyncio.gather(*(act_table(seats, seconds) for seats in seats_by_table))
     return measure(seats_by_table, time.perf_counter() - started)

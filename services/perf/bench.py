@@ -12,7 +12,11 @@ The arbiter steps run with one server process, then the saturating step again
 with one worker per core (`--workers N`), side by side; then, on N workers, a
 step offering half the measured capacity shows the latency below saturation.
 Bots play over Play streams; the saturating step runs once more over unary Act
-calls for comparison. CPU is summed over every server process. The last step
+calls for comparison. Every client's stream is open, with the table's first
+commit, before a step's clock and CPU count start (players sit at the table
+before anyone plays): opening 400 streams while others already play counted
+their setup as the actions' cost and showed as a seconds-long p99 of the
+first events. CPU is summed over every server process. The last step
 resumes from seq 0 over a 5,000-commit log (services/perf/catchup.py; alone:
 `stammtisch bench --catchup`). `stammtisch bench --soak` (services/perf/soak.py)
 holds many live tables and open streams and prints the servers' memory.

@@ -4,7 +4,7 @@ With every client of a step in the bench process, one event loop served all
 of them: an action waited behind its neighbours' work and behind the
 process's garbage collections, and the figures showed that wait as the
 server's latency. Here each client process sets up its share of the tables
-(login, lobby, ready), reports ready, plays on the parent's word and sends
+(login, lobby, ready, every stream open), reports ready, plays on the parent's word and sends
 back what it measured; the parent merges the figures over the time from its
 word to the last process's end. Phones are separate devices: so are these.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import uvloop
 
-from services.perf.arbiter import SEATS, TablesRun, play_tables, seated_tables
+from services.perf.arbiter import SEATS, TablesRun, act_tables, following, seated_tables
 from services.perf.stats import Samples
 from shared.heap import settle_heap
 from shared.sdk.client import Endpoints
@@ -58,12 +58,13 @@ async def _play(share: Share, conn: multiprocessing.connection.Connection) -> Ta
     plan = share.plan
     async with seated_tables(Endpoints.of(dict(plan.endpoints)), share.tables, plan.actions_per_seat,
                              plan.acting, plan.streamed, plan.pace_seconds,
-                             first_player=share.first_player) as tables:
+                             first_player=share.first_player) as tables, \
+            following([seat for seats in tables for seat in seats]):
         settle_heap()  # as the servers do: no full collection stalls the clients mid-step
         conn.send("ready")
         await asyncio.get_running_loop().run_in_executor(None, conn.recv)  # the word to start
         started = time.process_time()
-        run = await play_tables(tables, plan.seconds)
+        run = await act_tables(tables, plan.seconds)
         run.client_cpu = time.process_time() - started
         return run
 
