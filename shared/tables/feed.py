@@ -4,9 +4,13 @@ One NATS subscription per table (commits of other processes) and one listener
 for this process's own commits, shared by all local streams of that table;
 each stream gets its own bounded queue. A stream that falls behind or misses
 a message reads the gap from the Redis log, so delivery is gap-free anyway.
-A stream that heard nothing for a while also checks the log (a lost last
-message has no later one to show the gap): one timer of the process marks
-the queues that stayed quiet, instead of a timeout around every read.
+A stream that heard nothing for a while may have missed the last message,
+which has no later one to show the gap: one timer of the process (instead
+of a timeout around every read) asks Redis for the newest seq of every
+table with quiet streams, all in one round trip, and tells only the streams
+behind it to read the log. Reading the log for every quiet stream cost a
+Redis call per stream every few seconds: with players thinking, most of a
+tournament's streams are quiet most of the time.
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ from typing import Any
 
 from nats.aio.msg import Msg
 
+from shared.logs import get_logger
 from shared.runtime import Runtime
 from shared.tables.announce import live_subject
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
+
+log = get_logger("feed")
 
 QUEUE_SIZE = 256
 #: Commits read from the log per round trip while a stream catches up.
@@ -43,6 +50,8 @@ class TableFeeds:
         self._lock = asyncio.Lock()
         #: Queues that got news since the timer last looked.
         self._heard: set[asyncio.Queue[CommitRecord | None]] = set()
+        #: Per queue, the newest seq its reader has (handed to it live, or read from the log).
+        self._newest: dict[asyncio.Queue[CommitRecord | None], int] = {}
         self._timer: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
@@ -61,6 +70,7 @@ class TableFeeds:
             yield queue
         finally:
             self._heard.discard(queue)
+            self._newest.pop(queue, None)
             async with self._lock:
                 self._queues[table_id].discard(queue)
                 if not self._queues[table_id]:
@@ -70,19 +80,33 @@ class TableFeeds:
                         await self._subs.pop(table_id).unsubscribe()
 
     async def _mark_quiet_queues(self) -> None:
-        """Every IDLE_CHECK_SECONDS, tell each stream that heard nothing since to check the log;
-        ends once no stream is open (the next one starts it again)."""
+        """Every IDLE_CHECK_SECONDS, tell each stream that heard nothing since and is behind its
+        table's head to check the log; ends once no stream is open (the next one starts it
+        again)."""
         while True:
             await asyncio.sleep(IDLE_CHECK_SECONDS)
             if not self._queues:
                 self._timer = None
                 return
-            for queues in self._queues.values():
-                for queue in queues:
-                    if queue not in self._heard:
-                        with contextlib.suppress(asyncio.QueueFull):
-                            queue.put_nowait(CHECK_LOG)
+            quiet = {table_id: [queue for queue in queues if queue not in self._heard]
+                     for table_id, queues in self._queues.items()}
             self._heard.clear()
+            await self._wake_behind({table_id: queues for table_id, queues in quiet.items() if queues})
+
+    async def _wake_behind(self, quiet: dict[str, list[asyncio.Queue[CommitRecord | None]]]) -> None:
+        """Tell the quiet queues whose reader is behind its table's head to read the log."""
+        if not quiet:
+            return
+        try:
+            heads = await self.store.head_seqs(list(quiet))
+        except Exception as exc:  # noqa: BLE001 - the timer must outlive an unreachable Redis
+            log.warning("idle_check_failed", tables=len(quiet), error=repr(exc))
+            return
+        for queues, head in zip(quiet.values(), heads, strict=True):
+            for queue in queues:
+                if head > self._newest.get(queue, 0):
+                    with contextlib.suppress(asyncio.QueueFull):
+                        queue.put_nowait(CHECK_LOG)
 
     def _deliver(self, table_id: str) -> Any:
         async def callback(msg: Msg) -> None:
@@ -93,9 +117,10 @@ class TableFeeds:
     def _put(self, record: CommitRecord) -> None:
         """One commit to every local stream of its table."""
         for queue in self._queues.get(record.meta.table_id, ()):
-            self._heard.add(queue)
-            with contextlib.suppress(asyncio.QueueFull):
-                queue.put_nowait(record)  # a full queue heals from the log
+            with contextlib.suppress(asyncio.QueueFull):  # a full queue heals from the log
+                queue.put_nowait(record)
+                self._heard.add(queue)
+                self._newest[queue] = max(self._newest.get(queue, 0), record.seq)
 
     async def commits(self, table_id: str, after_seq: int) -> AsyncGenerator[CommitRecord, None]:
         """Every commit with seq > after_seq, in order, forever: the log first, then live."""
@@ -119,8 +144,9 @@ class TableFeeds:
                 if read_log:
                     page = await self.store.log_after(table_id, last, LOG_PAGE, previous, visit=visit)
                     if page:
-                        yield page
                         last, previous = page[-1].seq, page[-1]
+                        self._newest[queue] = max(self._newest.get(queue, 0), last)
+                        yield page
                     if len(page) == LOG_PAGE:
                         continue  # more of the log waits: read on instead of waiting for news
                 news = await queue.get()

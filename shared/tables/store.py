@@ -181,6 +181,14 @@ class TableStore:
             raise NotFound(f"a game at table {table_id!r}")
         return self.known(table_id, blob)
 
+    async def head_seqs(self, table_ids: list[str]) -> list[int]:
+        """The newest seq of each table (0: none), in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for table_id in table_ids:
+                pipe.hget(self.key(table_id, "head"), "seq")
+            replies = await pipe.execute()
+        return [int(seq or 0) for seq in replies]
+
     async def record(self, table_id: str, seq: int) -> CommitRecord:
         """The commit with this sequence number."""
         known = self._heads.get(table_id)

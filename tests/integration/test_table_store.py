@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -267,6 +268,60 @@ async def test_a_stream_that_missed_the_last_message_finds_it_in_the_log(
             break
         await asyncio.sleep(0.05)
     assert feeds._timer is None
+
+
+async def test_a_quiet_stream_that_has_everything_does_not_read_the_log(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The idle check reads one head seq per quiet table; only a stream behind it reads the log.
+
+    Before, every quiet stream read the log at every check: a Redis call per stream every few
+    seconds for streams that had every commit.
+    """
+    monkeypatch.setattr(feed, "IDLE_CHECK_SECONDS", 0.05)
+    store = _store(runtime)
+    await _willi_table(store)
+    reads: list[int] = []
+    read_log = store.log_after
+
+    async def counted(table_id: str, after_seq: int, *args: Any, **kwargs: Any) -> list[CommitRecord]:
+        reads.append(after_seq)
+        return await read_log(table_id, after_seq, *args, **kwargs)
+
+    monkeypatch.setattr(store, "log_after", counted)
+    feeds = TableFeeds(runtime, store)
+    commits = feeds.commits("t1", 0)
+    assert (await asyncio.wait_for(anext(commits), 5)).seq == 1
+    pending = asyncio.ensure_future(anext(commits))
+    await asyncio.sleep(0.5)  # about ten idle checks
+    assert reads == [0], "a stream with every commit read the log while it was quiet"
+    await store.commit("t1", _no_change)  # seq 2, never announced: the next check finds it
+    assert (await asyncio.wait_for(pending, 5)).seq == 2
+    assert reads == [0, 1]
+    await commits.aclose()
+
+
+async def test_the_idle_check_outlives_an_unreachable_redis(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed head read skips one check; the next one still finds a missed commit."""
+    monkeypatch.setattr(feed, "IDLE_CHECK_SECONDS", 0.05)
+    store = _store(runtime)
+    await _willi_table(store)
+    failures = [ConnectionError("redis is down")] * 3
+    head_seqs = store.head_seqs
+
+    async def flaky(table_ids: list[str]) -> list[int]:
+        if failures:
+            raise failures.pop()
+        return await head_seqs(table_ids)
+
+    monkeypatch.setattr(store, "head_seqs", flaky)
+    commits = TableFeeds(runtime, store).commits("t1", 1)
+    pending = asyncio.ensure_future(anext(commits))
+    await asyncio.sleep(0.05)
+    await store.commit("t1", _no_change)  # seq 2, never announced
+    assert (await asyncio.wait_for(pending, 5)).seq == 2
+    assert not failures
+    await commits.aclose()
 
 
 async def test_own_commits_reach_local_streams_directly_and_others_through_nats(
