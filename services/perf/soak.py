@@ -6,7 +6,8 @@ it, each stream over a connection of its own, as phones hold theirs (so the
 servers hold 4,000 connections, spread over the workers by the kernel). Once
 every stream is counted open by the servers (the open-streams gauge of every
 worker), the run prints the resident memory of all server processes
-together, then lets go. It asserts nothing.
+together and what CPU they spend while every stream waits for news, then
+lets go. It asserts nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 import grpc
 
 from services.launch import LaunchedStack, launched_stack
-from services.perf.bench import STACK_ENV, say, server_pids
+from services.perf.bench import STACK_ENV, say, server_pids, servers_cpu
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.localinfra import local_servers
 from shared.sdk.client import Endpoints, StammtischClient, open_channel
@@ -30,6 +31,8 @@ from shared.sdk.client import Endpoints, StammtischClient, open_channel
 GAME = "willi"
 SEATS = 4
 GROUPS = 10
+#: How long the held streams' idle CPU is measured.
+IDLE_SECONDS = 10.0
 #: Tables set up at once (lobby calls in flight).
 BATCH = 50
 _OPEN = re.compile(r'^stammtisch_open_streams\{service="engine"\} (\S+)$', re.MULTILINE)
@@ -117,6 +120,12 @@ async def soak(stack: LaunchedStack, tables: int, per_table: int) -> None:
         each = ", ".join(f"pid {pid} {size / 2**20:,.0f} MB" for pid, size in rss.items())
         say(f"  server RSS {sum(rss.values()) / 2**20:,.0f} MB summed over {len(rss)} processes "
             f"({each}); {base / 2**20:,.0f} MB before the tables (target: at most 2,048 MB)")
+        before = servers_cpu(stack)
+        await asyncio.sleep(IDLE_SECONDS)
+        after = servers_cpu(stack)
+        if before is not None and after is not None:
+            say(f"  server CPU while the streams wait for news: {(after - before) / IDLE_SECONDS:.0%} "
+                f"of a core (summed over the processes, {IDLE_SECONDS:.0f} s)")
     finally:
         for task in holders:
             task.cancel()
