@@ -238,6 +238,8 @@ class TablesRun:
     others: Samples
     #: CPU seconds the clients spent playing (all client processes together).
     client_cpu: float = 0.0
+    #: CPU seconds every server process spent on the step together (None: not measured).
+    server_cpu: float | None = None
 
     @property
     def rate(self) -> float:

@@ -70,6 +70,8 @@ CLIENT_PROCESSES = os.cpu_count() or 1
 #: Writes per Redis persistence setting (fsync on every write is the slow one).
 FSYNC_CALLS = 1000
 ENGINE_SECONDS = 2.0
+#: How long the bare fan-out server is measured.
+FANOUT_SECONDS = 5.0
 #: The stack for the arbiter steps: rate limits out of the way, quiet logs (less work in the
 #: measured process), server bots never involved.
 STACK_ENV = {"STAMMTISCH_ACTIONS_PER_SECOND": "1000000", "STAMMTISCH_LOGINS_PER_MINUTE": "1000000",
@@ -171,6 +173,7 @@ async def arbiter_step(stack: LaunchedStack, step: Step, streamed: bool = True,
     for line in run.lines():
         say(line)
     spent = cpu_spent(before, after)
+    run.server_cpu = None if spent is None else sum(spent.values())
     say(cpu_line(f"server processes ({len(before)}, summed)", None if spent is None else sum(spent.values()),
                  run))
     if spent is not None and len(spent) > 1:  # did the kernel spread the connections over the workers?
@@ -226,6 +229,13 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
     with launched_stack(env, data_dir / "stack") as stack:
         bare_samples = await bare_costs(stack.endpoints, redis_url, nats_url)
+        fanout_rate, fanout_cpu = await bare.grpc_fanout_cpu(SATURATING.tables, SEATS, FANOUT_SECONDS,
+                                                             cpu_seconds)
+        fanout = (f"bare gRPC fan-out ({SATURATING.tables} groups of {SEATS} streams, each message in "
+                  f"sent to its {SEATS} streams as bytes, no logic; a server process of its own): "
+                  f"{fanout_rate:,.0f} messages in/s, server CPU "
+                  + ("not available" if fanout_cpu is None else f"{fanout_cpu * 1e3:.2f} ms per message in"))
+        say(f"  {fanout}")
         say()
         bare_samples += await fsync_costs(data_dir / "fsync")
         say()
@@ -261,6 +271,9 @@ async def service_figures(redis_url: str, nats_url: str, data_dir: Path, workers
             f"{run.answer.quantile(0.5) / floor:.1f} x the bare floor {floor * 1e3:.2f} ms (empty call + "
             "Redis round trip + NATS publish, p50s of this run; target: at most 1.5 x)")
     one = by_name[f"{SATURATING.name}, 1 worker"]
+    if one.server_cpu is not None and one.applied:
+        say(f"Server CPU per applied action ({SATURATING.name}, Play, 1 worker): "
+            f"{one.server_cpu / one.applied * 1e3:.2f} ms (target: at most 0.8 ms); the {fanout}")
     say(f"Saturated throughput ({SATURATING.name}, Play): 1 worker {one.rate:,.0f} actions/s, "
         f"{workers} workers {saturated.rate:,.0f} actions/s; half load offered "
         f"{saturated.rate / 2:,.0f} actions/s")
