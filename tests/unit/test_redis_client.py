@@ -57,3 +57,20 @@ def test_the_plain_client_and_every_cluster_node_use_cancellable_connections() -
     client = connect_redis("redis://127.0.0.1:1/0")
     assert client.connection_pool.connection_class is CancellableConnection
     assert issubclass(ClusterConnection, CancellableConnection)
+
+
+@pytest.mark.parametrize("args", [
+    ("PING",),
+    ("SCRIPT LOAD", "return 1"),
+    ("EVALSHA", "a" * 40, 2, "k:{s}:head", b"k:{s}:log", 41, b"\x00\xffblob" * 700, 1.5, -3, "äöü"),
+    ("SET", "k", memoryview(b"view"), bytearray(b"array")),
+])
+def test_hiredis_packs_a_command_as_redis_py_does(args: tuple[object, ...]) -> None:
+    ours = b"".join(CancellableConnection().pack_command(*args))
+    theirs = b"".join(redis.asyncio.Connection().pack_command(*args))
+    assert ours == theirs
+
+
+def test_a_value_redis_has_no_form_for_is_a_data_error() -> None:
+    with pytest.raises(redis.exceptions.DataError):
+        CancellableConnection().pack_command("SET", "k", None)
