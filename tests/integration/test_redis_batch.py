@@ -1,5 +1,6 @@
-"""Script calls made in one turn of the loop share one pipeline, and each still gets its own
-answer: its reply, its error, a script Redis forgot loaded again, a cancelled caller alone."""
+"""Script calls made while a round trip is on its way share the next one, and each still gets
+its own answer: its reply, its error, a script Redis forgot loaded again, a cancelled caller
+alone; a connection dropped under it is ridden out."""
 
 from __future__ import annotations
 
@@ -22,31 +23,31 @@ return redis.call('RPUSH', KEYS[1], ARGV[1]) + n
 """
 
 
-class CountedPipelines:
-    """Counts the pipelines a client opens (the real ones: it only passes them on)."""
+class CountedRoundTrips:
+    """Counts a script's round trips to Redis and the calls each carried."""
 
-    def __init__(self, runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.opened = 0
-        pipeline = runtime.redis.pipeline
+    def __init__(self, script: BatchedScript, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sizes: list[int] = []
+        round_trip = script._round_trip
 
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.opened += 1
-            return pipeline(*args, **kwargs)
+        async def counted(calls: list[Any]) -> list[Any]:
+            self.sizes.append(len(calls))
+            return await round_trip(calls)
 
-        monkeypatch.setattr(runtime.redis, "pipeline", counted)
+        monkeypatch.setattr(script, "_round_trip", counted)
 
 
-async def test_calls_in_one_turn_go_as_one_pipeline_each_with_its_reply(
+async def test_calls_made_meanwhile_go_as_one_round_trip_each_with_its_reply(
         runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
     script = BatchedScript(runtime.redis, _SCRIPT)
-    pipelines = CountedPipelines(runtime, monkeypatch)
+    trips = CountedRoundTrips(script, monkeypatch)
     keys = [runtime.key(f"batch-{index}") for index in range(20)]
     replies = await asyncio.gather(*(script([key], ["x", index]) for index, key in enumerate(keys)))
     assert replies == [1 + index for index in range(20)]
-    assert pipelines.opened == 1  # the first went at once, the 19 others together
+    assert trips.sizes == [1, 19]  # the first went at once, the 19 others together once it was back
     assert [await runtime.redis.lrange(key, 0, -1) for key in keys] == [[b"x"]] * 20
-    assert await script([keys[0]], ["y", 0]) == 2  # alone: the plain call, no pipeline
-    assert pipelines.opened == 1
+    assert await script([keys[0]], ["y", 0]) == 2  # alone: at once, by itself
+    assert trips.sizes == [1, 19, 1]
 
 
 async def test_a_failing_call_fails_alone(runtime: Runtime) -> None:
@@ -66,17 +67,28 @@ async def test_a_script_redis_forgot_is_loaded_again(runtime: Runtime) -> None:
     assert await asyncio.gather(script([key], ["b", 0]), script([key], ["c", 0])) == [2, 3]
 
 
-@pytest.mark.parametrize("cancelled", [1, 2])
+@pytest.mark.parametrize("cancelled", [0, 2])
 async def test_a_cancelled_caller_leaves_the_others_their_replies(runtime: Runtime, cancelled: int) -> None:
-    """The first call goes at once (nothing is on its way); the next leads a batch for the
-    rest of the turn: cancelled before it is sent, it is not sent and the others go without it;
-    a later one was sent with the batch all the same (the commit script is safe to try again)."""
+    """The first call goes at once (nothing is on its way), the others wait for it to come back:
+    one of them cancelled meanwhile is not sent, and the others go without it; the first,
+    cancelled once sent, still runs (the commit script is safe to try again)."""
     script = BatchedScript(runtime.redis, _SCRIPT)
     keys = [runtime.key(f"batch-cancel-{cancelled}-{index}") for index in range(4)]
     calls = [asyncio.ensure_future(script([key], ["x", 0])) for key in keys]
-    await asyncio.sleep(0)  # the first is on its way, the others in one batch
+    await asyncio.sleep(0)  # the first is on its way, the others wait
     calls[cancelled].cancel()
     done = await asyncio.gather(*calls, return_exceptions=True)
     assert isinstance(done[cancelled], asyncio.CancelledError)
     assert [done[index] for index in range(4) if index != cancelled] == [1, 1, 1]
-    assert await runtime.redis.llen(keys[cancelled]) == (0 if cancelled == 1 else 1)
+    await asyncio.sleep(0.1)
+    assert await runtime.redis.llen(keys[cancelled]) == (1 if cancelled == 0 else 0)
+    assert await script([keys[3]], ["y", 0]) == 2  # nothing is left waiting or busy
+
+
+async def test_a_connection_dropped_under_the_script_is_ridden_out(runtime: Runtime) -> None:
+    """Redis closing the script's connection (as a restart does) costs a reconnect, not a call."""
+    script = BatchedScript(runtime.redis, _SCRIPT)
+    key = runtime.key("batch-dropped")
+    assert await script([key], ["a", 0]) == 1
+    await runtime.redis.client_kill_filter(_type="normal", skipme=True)
+    assert await asyncio.gather(script([key], ["b", 0]), script([key], ["c", 0])) == [2, 3]
