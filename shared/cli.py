@@ -44,13 +44,28 @@ def _history(args: argparse.Namespace) -> int:
     return history_main(_endpoints(args), args.device, args.page_size)  # type: ignore[arg-type]
 
 
+#: The grpc-core experiments the servers run with, unless GRPC_EXPERIMENTS says otherwise: the
+#: connections a server accepts are served by grpc-core's own poller, on the thread that already
+#: waits for the completion queue, instead of by EventEngine threads that hand every read and
+#: write over to it (a wake-up of another thread per message). Server CPU per action, 100
+#: tables: 1.11-1.17 -> 0.88-1.07 ms; the bare gRPC fan-out: 159-195 -> 137-143 us per action.
+SERVER_GRPC_EXPERIMENTS = "-event_engine_listener"
+
+
+def _server_environment() -> None:
+    """Set what grpc-core reads from the environment, before anything of gRPC is loaded."""
+    os.environ.setdefault("GRPC_EXPERIMENTS", SERVER_GRPC_EXPERIMENTS)
+
+
 def _up(args: argparse.Namespace) -> int:
+    _server_environment()
     from services.up import up
 
     return up(args.service or SERVICE_NAMES, args.workers)
 
 
 def _serve(args: argparse.Namespace) -> int:
+    _server_environment()
     from services.up import serve
 
     return serve(args.service)
