@@ -174,8 +174,7 @@ async def arbiter_step(stack: LaunchedStack, step: Step, streamed: bool = True,
         say(line)
     spent = cpu_spent(before, after)
     run.server_cpu = None if spent is None else sum(spent.values())
-    say(cpu_line(f"server processes ({len(before)}, summed)", None if spent is None else sum(spent.values()),
-                 run))
+    say(cpu_line(f"server processes ({len(before)}, summed)", run.server_cpu, run))
     if spent is not None and len(spent) > 1:  # did the kernel spread the connections over the workers?
         say("  each server process: " + ", ".join(f"pid {pid} {seconds / run.seconds:.0%} of a core"
                                                    for pid, seconds in spent.items()))

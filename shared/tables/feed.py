@@ -108,6 +108,10 @@ class TableFeeds:
                     with contextlib.suppress(asyncio.QueueFull):
                         queue.put_nowait(CHECK_LOG)
 
+    def _reached(self, queue: asyncio.Queue[CommitRecord | None], seq: int) -> None:
+        """The reader of ``queue`` has (or will have) every commit through ``seq``."""
+        self._newest[queue] = max(self._newest.get(queue, 0), seq)
+
     def _deliver(self, table_id: str) -> Any:
         async def callback(msg: Msg) -> None:
             # Another process's commit; known() spares a decode when this process read it already.
@@ -120,7 +124,7 @@ class TableFeeds:
             with contextlib.suppress(asyncio.QueueFull):  # a full queue heals from the log
                 queue.put_nowait(record)
                 self._heard.add(queue)
-                self._newest[queue] = max(self._newest.get(queue, 0), record.seq)
+                self._reached(queue, record.seq)
 
     async def commits(self, table_id: str, after_seq: int) -> AsyncGenerator[CommitRecord, None]:
         """Every commit with seq > after_seq, in order, forever: the log first, then live."""
@@ -145,7 +149,7 @@ class TableFeeds:
                     page = await self.store.log_after(table_id, last, LOG_PAGE, previous, visit=visit)
                     if page:
                         last, previous = page[-1].seq, page[-1]
-                        self._newest[queue] = max(self._newest.get(queue, 0), last)
+                        self._reached(queue, last)
                         yield page
                     if len(page) == LOG_PAGE:
                         continue  # more of the log waits: read on instead of waiting for news
