@@ -3,9 +3,11 @@
 A commit reaches a process's callers many times: the actor's Act reply, the
 actor's own stream, every other seat's stream, every spectator. What they
 send differs only in the view, so the parts every update shares (events,
-deadlines, time) are encoded once per commit and each seat's update once per
-(commit, seat). The views still come from the engine's ``view(seat)`` only,
-and a seat's update is only ever handed to a caller of that seat.
+deadlines, time, and the public half of every view) are encoded once per
+commit and each seat's update once per (commit, seat). The views still come
+from the engine only (``view_json``: its public and its seat's half, the same
+JSON as ``view(seat)``), and a seat's update is only ever handed to a caller
+of that seat.
 
 Updates leave a process as wire bytes: each (commit, seat) update is
 serialised once, and each service's response wraps those bytes
@@ -21,6 +23,7 @@ from collections import OrderedDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from shared.api.stammtisch.v1 import common_pb2
+from shared.games.base import view_bytes
 from shared.tables.clocks import shown_deadlines
 from shared.tables.records import CommitRecord, dumps
 
@@ -65,6 +68,7 @@ class CommitUpdates:
     def __init__(self, record: CommitRecord) -> None:
         self.record = record
         self._shared: bytes | None = None
+        self._public_view: bytes | None = None
         self._by_seat: dict[int, bytes] = {}
 
     def _base(self) -> bytes:
@@ -87,8 +91,11 @@ class CommitUpdates:
         key = SPECTATOR if seat is None else seat
         wire = self._by_seat.get(key)
         if wire is None:
-            view = self.record.engine().view(seat)
-            own = common_pb2.TableUpdate(view_json=dumps(view).decode(), seat=key)
+            engine = self.record.engine()
+            if self._public_view is None:
+                self._public_view = view_bytes(engine.public_view())
+            view = engine.view_json(seat, self._public_view)
+            own = common_pb2.TableUpdate(view_json=view.decode(), seat=key)
             wire = self._by_seat[key] = self._base() + own.SerializeToString()
         return wire
 

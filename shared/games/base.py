@@ -13,7 +13,10 @@ Conventions shared by all engines:
   hold **public facts only** (what every seat and spectator may know). Private
   information reaches a player only through :meth:`Game.view`.
 * ``view(seat)`` is the one function that builds player-facing data;
-  ``view(None)`` is the spectators' picture.
+  ``view(None)`` is the spectators' picture. Each engine writes it in two
+  halves, what everyone sees (``public_view``) and what depends on the viewer
+  (``seat_view``), so that a commit's public half is made and encoded once
+  for all of its receivers (``view_json``).
 * All randomness comes from the game's seed through :func:`derived_rng`, so a
   game is reproducible from (seats, options, seed, setup, actions).
 * ``to_dict``/``from_dict`` round-trip exactly (JSON-compatible values only), and
@@ -29,6 +32,8 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
+
+import orjson
 
 from shared.games.catalog import Option
 from shared.games.errors import ErrorCode, RuleError, SetupError
@@ -67,6 +72,11 @@ def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
     if isinstance(value, bool) and bool not in kinds:
         return False
     return isinstance(value, kinds)
+
+
+def view_bytes(view: View) -> bytes:
+    """A view (or a half of one) as the compact JSON the services send (int keys as strings)."""
+    return orjson.dumps(view, option=orjson.OPT_NON_STR_KEYS)
 
 
 class Game(ABC):
@@ -116,13 +126,32 @@ class Game(ABC):
     def to_act(self) -> list[int]:
         """Seats that may act now (the ones a turn clock waits for)."""
 
-    @abstractmethod
     def view(self, seat: int | None) -> View:
         """What ``seat`` may know (``None``: a spectator). The only player-facing data.
 
         A fresh JSON-compatible dict with a ``legal`` key (empty for spectators)
         that shares nothing with the state; RuleError for a seat not at the table.
+        It is :meth:`public_view` and :meth:`seat_view` together.
         """
+        seat = self.viewer(seat)
+        return {**self.public_view(), **self.seat_view(seat)}
+
+    def view_json(self, seat: int | None, public_json: bytes) -> bytes:
+        """:meth:`view` as compact JSON, from ``public_json`` (the JSON of this state's
+        :meth:`public_view`, made once for every receiver of a commit) and this seat's part:
+        the same content as ``dumps(view(seat))``, without making the public part again."""
+        own = view_bytes(self.seat_view(self.viewer(seat)))
+        return public_json[:-1] + b"," + own[1:] if len(own) > 2 else public_json
+
+    @abstractmethod
+    def public_view(self) -> View:
+        """The part of every view that is the same for every seat and spectator: public
+        facts only, a fresh dict whose keys no :meth:`seat_view` has."""
+
+    @abstractmethod
+    def seat_view(self, seat: int | None) -> View:
+        """The part of ``seat``'s view (an already checked seat, or None for a spectator)
+        that depends on who is looking: its seat, its hand, its legal actions."""
 
     @abstractmethod
     def summary(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from shared.games.base import Action, Game
+from shared.games.base import Action, Game, view_bytes
 from shared.games.catalog import CATALOGUE
 from shared.games.errors import RuleError
 from shared.games.registry import engine_class
@@ -74,11 +74,17 @@ def check_storage(game: Game) -> None:
 
 
 def check_views(game: Game) -> None:
-    """Every seat's and the spectators' view: JSON data, a legal key, no aliasing."""
+    """Every seat's and the spectators' view: JSON data, a legal key, no aliasing; made of
+    its two halves, which share no key, and sent as the JSON of exactly that view."""
     before = stored(game)
+    public = game.public_view()
+    public_json = view_bytes(public)
     for seat in seats_of(game):
         view = game.view(seat)
         assert json_data(view) == view, f"view({seat}) is not JSON data"
+        own = game.seat_view(seat)
+        assert not public.keys() & own.keys(), f"view({seat}): both halves have {public.keys() & own.keys()}"
+        assert json.loads(game.view_json(seat, public_json)) == view, f"view_json({seat}) differs"
         assert view["legal"] == ([] if seat is None else game.legal_actions(seat))
         kept = json_data(view)
         scribble(view)

@@ -84,16 +84,26 @@ class WilliStich(Engine[StichState], game="willi-stich"):
             return {"type": "trump", "suit": max(SUITS, key=lambda suit: counts[suit])}
         return super().default_action(seat)
 
-    def view(self, seat: int | None) -> View:
-        """What ``seat`` may know; ``None`` is a spectator, who sees no hand at all."""
-        seat = self.viewer(seat)
+    def seat_view(self, seat: int | None) -> View:
+        """The hands ``seat`` may see (a spectator: none), own legal actions, whether it may chat."""
         s = self.state
-        kind, over = self._kind, self.over
         shown = self._visible_owners(seat)
         hands = [list(hand) if owner in shown else None for owner, hand in enumerate(s.hands)]
         return {
-            "game": self.name,
             "seat": seat,
+            "hands": hands,
+            "hand": None if seat is None else hands[seat],
+            "chat_allowed": (seat is not None and s.active[seat] and not self.over
+                             and self._kind is not RoundKind.FOREHEAD),
+            "legal": [] if seat is None else self.legal_actions(seat),
+        }
+
+    def public_view(self) -> View:
+        """The round, trump, calls, tricks, hand counts and scores."""
+        s = self.state
+        kind, over = self._kind, self.over
+        return {
+            "game": self.name,
             "round": s.round,
             "kind": kind.value,
             "hand_size": hand_size(s.round),
@@ -107,17 +117,12 @@ class WilliStich(Engine[StichState], game="willi-stich"):
             "trick": json_copy(s.trick),
             "played_tricks": json_copy(s.played_tricks),
             "hand_counts": [len(hand) for hand in s.hands],
-            "hands": hands,
-            "hand": None if seat is None else hands[seat],
             "active": list(s.active),
             "scores": list(s.scores),
             "completed_rounds": json_copy(s.completed_rounds),
-            "chat_allowed": (seat is not None and s.active[seat] and not over
-                             and kind is not RoundKind.FOREHEAD),
             "over": over,
             "winners": list(s.winners),
             "next_dealer": (s.dealer + 1) % s.seats if over else None,
-            "legal": [] if seat is None else self.legal_actions(seat),
         }
 
     def summary(self) -> dict[str, Any]:

@@ -393,13 +393,18 @@ class WilliWacker(Engine[WackerState], game="willi-wacker"):
 
     # -- what people see ------------------------------------------------------
 
-    def view(self, seat: int | None) -> View:
-        """Own hand only; other hands and the talon as counts; duels and trays public."""
-        seat = self.viewer(seat)
+    def seat_view(self, seat: int | None) -> View:
+        """Own hand only (a spectator's view has no ``hand``) and own legal actions."""
+        own: View = {"seat": seat, "legal": [] if seat is None else self.legal_actions(seat)}
+        if seat is not None:
+            own["hand"] = list(self.state.hands[seat])
+        return own
+
+    def public_view(self) -> View:
+        """Other hands and the talon as counts; duels and trays."""
         state = self.state
-        picture: View = {
+        return {
             "game": self.name,
-            "seat": seat,
             "round": state.round,
             "dealer": state.dealer,
             "target": state.options["target"],
@@ -417,11 +422,7 @@ class WilliWacker(Engine[WackerState], game="willi-wacker"):
             "completed_rounds": json_copy(state.completed_rounds),
             "over": self.over,
             "winners": list(state.winners),
-            "legal": [] if seat is None else self.legal_actions(seat),
         }
-        if seat is not None:
-            picture["hand"] = list(state.hands[seat])
-        return picture
 
     def summary(self) -> dict[str, Any]:
         """The conformance state fields of the rules doc (plus turn and duel)."""

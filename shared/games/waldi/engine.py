@@ -236,20 +236,26 @@ class WieWaldi(Engine[WaldiState], game="wie-waldi"):
 
     # -- what players see ---------------------------------------------------------
 
-    def view(self, seat: int | None) -> View:
-        """Own held card only; piles as sizes; the table, tokens and scores are public."""
-        seat = self.viewer(seat)
+    def seat_view(self, seat: int | None) -> View:
+        """Own held card only, the pile it came from, own legal actions."""
         s = self.state
         own = s.held[seat] if seat is not None else None
         return {
-            "game": self.name,
             "seat": seat,
+            "hand": [own] if own is not None else [],
+            "hand_pile": s.held_from[seat] if seat is not None else None,
+            "legal": self.legal_actions(seat) if seat is not None else [],
+        }
+
+    def public_view(self) -> View:
+        """Piles as sizes; who holds a card; the table, tokens and scores."""
+        s = self.state
+        return {
+            "game": self.name,
             "round": s.round,
             "rounds": ROUNDS,
             "phase": s.phase,
             "round_seconds": s.options["round_seconds"],
-            "hand": [own] if own is not None else [],
-            "hand_pile": s.held_from[seat] if seat is not None else None,
             "holding": [card is not None for card in s.held],
             "pile_sizes": [[len(pile) for pile in seat_piles] for seat_piles in s.piles],
             "dogs": json_copy(s.dogs),
@@ -259,7 +265,6 @@ class WieWaldi(Engine[WaldiState], game="wie-waldi"):
             "to_act": self.to_act(),
             "over": s.over,
             "winners": list(s.winners),
-            "legal": self.legal_actions(seat) if seat is not None else [],
         }
 
     def summary(self) -> dict[str, Any]:

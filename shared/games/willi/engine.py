@@ -88,14 +88,20 @@ class Willi(Engine[WilliState], game="willi"):
         return [{"type": "pass"}] + [{"type": "exchange", "give": give, "take": take}
                                      for give, take in swaps]
 
-    def view(self, seat: int | None) -> View:
-        """What ``seat`` (``None``: a spectator) may know: own hand, the table, results."""
-        seat = self.viewer(seat)
+    def seat_view(self, seat: int | None) -> View:
+        """Own hand only (a spectator sees none) and own legal actions."""
+        return {
+            "seat": seat,
+            "legal": [] if seat is None else self.legal_actions(seat),
+            "hands": [list(hand) if owner == seat else None
+                      for owner, hand in enumerate(self.state.hands)],
+        }
+
+    def public_view(self) -> View:
+        """The table, hand sizes, tricks and results."""
         state = self.state
         return {
             "game": self.name,
-            "seat": seat,
-            "legal": [] if seat is None else self.legal_actions(seat),
             "people": state.people,
             "monster": MONSTER if state.people < POSITIONS else None,
             "round": state.round,
@@ -103,8 +109,6 @@ class Willi(Engine[WilliState], game="willi"):
             "to_act": self.to_act(),
             "start_player": start_position(state.round, state.people),
             "leader": state.leader,
-            "hands": [list(hand) if owner == seat else None
-                      for owner, hand in enumerate(state.hands)],
             "hand_sizes": [len(hand) for hand in state.hands],
             "discarded": [card is not None for card in state.discards],
             "trick": json_copy(state.trick),
