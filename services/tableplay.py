@@ -69,6 +69,8 @@ class PlayStep:
     max_batch: int = 0
     #: First step only: an applied action's answer rides with its commit's update.
     answers_with_updates: bool = False
+    #: First step only: a catch-up message's updates carry no view but the last one's.
+    last_view_only: bool = False
 
 
 @dataclass(slots=True)
@@ -242,10 +244,11 @@ class TablePlay:
         return self.update_for(record, self._seat(record, who))
 
     async def subscribe(self, who: Identity, table_id: str, after_seq: int,
-                        max_batch: int = 1) -> AsyncIterator[Updates]:
+                        max_batch: int = 1, last_view_only: bool = False) -> AsyncIterator[Updates]:
         """Commits after ``after_seq`` as the caller sees them (serialised TableUpdates): the
         log, then live; in batches of up to ``max_batch`` while the log is read (one message
-        each then, instead of one per commit), one at a time once live."""
+        each then, instead of one per commit), one at a time once live. ``last_view_only``:
+        in a batch only the last update carries its view (SubscribeRequest.last_view_only)."""
         _bind(table_id)
         if after_seq < 0:
             raise invalid("after_seq must be >= 0")
@@ -259,28 +262,42 @@ class TablePlay:
         # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
         # Catching up, this stream's update of each commit is made while the page's one engine
         # is at that commit (each commit keeps only its state's JSON afterwards).
+        # Asked for the last view of a batch only, no view is made while the engine goes
+        # through the page: the last update of each batch gets its view when it is sent.
         made: dict[int, bytes] = {}
+        viewless = last_view_only and limit > 1
 
         def make(record: CommitRecord) -> None:
             made[record.seq] = self.update_for(record, self._seat(record, who))
 
+        def finished(batch: list[bytes], last: CommitRecord) -> Updates:
+            if viewless:
+                batch[-1] = self.update_for(last, self._seat(last, who))
+            return Updates(last.seq, batch)
+
         try:
-            async with contextlib.aclosing(self.feeds.runs(table_id, after_seq, make)) as runs:
+            async with contextlib.aclosing(
+                    self.feeds.runs(table_id, after_seq, None if viewless else make,
+                                    states_only=viewless)) as runs:
                 async for run in runs:
                     batch: list[bytes] = []
                     size = 0
+                    previous = run[0]
                     for record in run:
                         update = made.pop(record.seq, None)
-                        if update is None:  # a live commit
-                            update = self.update_for(record, self._seat(record, who))
+                        if update is None:  # a live commit, or one whose view waits
+                            commit = self.updates.of(record)
+                            seat = self._seat(record, who)
+                            update = commit.without_view(seat) if viewless else commit.wire(seat)
                         if record.seq > head.seq:
                             self._lag.observe(max(0.0, time.time() - record.at))
                         if batch and (len(batch) == limit or size + len(update) > BATCH_BYTES):
-                            yield Updates(record.seq - 1, batch)
+                            yield finished(batch, previous)
                             batch, size = [], 0
                         batch.append(update)
                         size += len(update)
-                    yield Updates(run[-1].seq, batch)
+                        previous = record
+                    yield finished(batch, previous)
         finally:
             OPEN_STREAMS.labels(self.service).dec()
 
@@ -311,7 +328,8 @@ class TablePlay:
 
         async def follow() -> None:
             updates = cast(AsyncGenerator[Updates, None],
-                           self.subscribe(who, table_id, first.after_seq, first.max_batch))
+                           self.subscribe(who, table_id, first.after_seq, first.max_batch,
+                                          first.last_view_only))
             async with contextlib.aclosing(updates):
                 async for update in updates:
                     if riding is not None:

@@ -70,6 +70,7 @@ class CommitUpdates:
         self._shared: bytes | None = None
         self._public_view: bytes | None = None
         self._by_seat: dict[int, bytes] = {}
+        self._viewless: dict[int, bytes] = {}
 
     def _base(self) -> bytes:
         """Everything but the view and the seat, serialised: the same for every receiver."""
@@ -97,6 +98,16 @@ class CommitUpdates:
             view = engine.view_json(seat, self._public_view)
             own = common_pb2.TableUpdate(view_json=view.decode(), seat=key)
             wire = self._by_seat[key] = self._base() + own.SerializeToString()
+        return wire
+
+    def without_view(self, seat: int | None) -> bytes:
+        """:meth:`wire` with ``view_json`` left empty (a catch-up batch's update before its
+        last, for a stream that asked for the last view only): no view is made."""
+        key = SPECTATOR if seat is None else seat
+        wire = self._viewless.get(key)
+        if wire is None:
+            wire = self._viewless[key] = (self._base()
+                                          + common_pb2.TableUpdate(seat=key).SerializeToString())
         return wire
 
 

@@ -72,7 +72,7 @@ class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
     async def Subscribe(self, request: arbiter_pb2.ArbiterServiceSubscribeRequest,  # type: ignore[override]
                         context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         async for batch in self.play.subscribe(caller(), request.table_id, request.after_seq,
-                                               request.max_batch):
+                                               request.max_batch, request.last_view_only):
             yield with_updates(arbiter_pb2.ArbiterServiceSubscribeResponse, batch.updates)
 
     async def Play(self, request_iterator: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest],  # type: ignore[override]
@@ -88,7 +88,7 @@ async def _steps(requests: AsyncIterator[arbiter_pb2.ArbiterServicePlayRequest])
         yield PlayStep(request.table_id, request.after_seq, request.action_id,
                        request.action if request.HasField("action") else None,
                        same_round(request.round) if request.HasField("round") else None,
-                       request.max_batch, request.answers_with_updates)
+                       request.max_batch, request.answers_with_updates, request.last_view_only)
 
 
 class ArbiterService(PlayService):

@@ -33,7 +33,7 @@ class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
     async def Subscribe(self, request: engine_pb2.SubscribeRequest,  # type: ignore[override]
                         context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         async for batch in self.play.subscribe(caller(), request.table_id, request.after_seq,
-                                               request.max_batch):
+                                               request.max_batch, request.last_view_only):
             yield with_updates(engine_pb2.SubscribeResponse, batch.updates)
 
     async def Play(self, request_iterator: AsyncIterator[engine_pb2.PlayRequest],  # type: ignore[override]
@@ -48,7 +48,8 @@ async def _steps(requests: AsyncIterator[engine_pb2.PlayRequest]) -> AsyncIterat
         yield PlayStep(request.table_id, request.after_seq, request.action_id,
                        request.action if request.HasField("action") else None,
                        max_batch=request.max_batch,
-                       answers_with_updates=request.answers_with_updates)
+                       answers_with_updates=request.answers_with_updates,
+                       last_view_only=request.last_view_only)
 
 
 class EngineService(PlayService):

@@ -76,12 +76,17 @@ async def redis_bytes(store: TableStore) -> tuple[int, int, int]:
             int(await redis.memory_usage(head_key, samples=0) or 0), int(await redis.xlen(log_key)))
 
 
+#: How each seat resumes: (updates per message, last view only).
+RESUMES = [(1, False), (1, False), (CATCH_UP_BATCH, False), (CATCH_UP_BATCH, True)]
+
+
 async def resume_from_zero(client: StammtischClient, table_id: str, last_seq: int,
-                           max_batch: int = CATCH_UP_BATCH) -> float:
+                           max_batch: int = CATCH_UP_BATCH, last_view_only: bool = False) -> float:
     """Seconds from Subscribe(after_seq=0) to the arrival of ``last_seq``."""
     started = time.perf_counter()
     stream = client.arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
-        table_id=table_id, after_seq=0, max_batch=max_batch), metadata=client.auth)
+        table_id=table_id, after_seq=0, max_batch=max_batch, last_view_only=last_view_only),
+        metadata=client.auth)
     async for reply in stream:
         if updates_of(reply)[-1].seq >= last_seq:
             break
@@ -126,15 +131,16 @@ async def measure(stack: LaunchedStack, redis_url: str, nats_url: str, commits: 
             f"head {head_bytes:,} B")
         await resume_from_zero(clients[0], WARM_TABLE, WARM_COMMITS)
         await quiet(stack)  # the seeded games' results are relayed and archived, not measured
-        for seat, client in enumerate(clients):
-            # Half the seats as a client that takes one update per message, half as the SDK.
-            max_batch = 1 if seat < SEATS // 2 else CATCH_UP_BATCH
+        for seat, (client, (max_batch, last_view_only)) in enumerate(zip(clients, RESUMES, strict=True)):
+            # Half the seats as a client that takes one update per message, one as the SDK,
+            # one as a client that shows only the newest view (a phone resuming).
             before = servers_cpu(stack)
-            seconds = await resume_from_zero(client, TABLE, entries, max_batch)
+            seconds = await resume_from_zero(client, TABLE, entries, max_batch, last_view_only)
             after = servers_cpu(stack)
             server = "n/a" if before is None or after is None else f"{after - before:5.2f} s"
+            views = ", last view only" if last_view_only else ""
             say(f"  resume from seq 0 over {entries:,} commits, seat {seat}, {max_batch:>3} per "
-                f"message: {seconds:5.2f} s, server CPU {server}")
+                f"message{views}: {seconds:5.2f} s, server CPU {server}")
     finally:
         await asyncio.gather(*(client.close() for client in clients))
 

@@ -126,6 +126,10 @@ class Game(ABC):
     def to_act(self) -> list[int]:
         """Seats that may act now (the ones a turn clock waits for)."""
 
+    def viewer(self, seat: int | None) -> int | None:
+        """The seat a view is for: None for spectators, else a checked seat (RuleError)."""
+        return None if seat is None else self.check_seat(seat)
+
     def view(self, seat: int | None) -> View:
         """What ``seat`` may know (``None``: a spectator). The only player-facing data.
 

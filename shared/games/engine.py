@@ -159,10 +159,6 @@ class Engine(Game, Generic[S]):
         """Winning seats once over (ties share), else an empty list."""
         return list(self.state.winners)
 
-    def viewer(self, seat: int | None) -> int | None:
-        """The seat a view is for: None for spectators, else a checked seat (RuleError)."""
-        return None if seat is None else self.check_seat(seat)
-
     # -- actions ----------------------------------------------------------------
 
     def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:

@@ -134,19 +134,21 @@ class TableFeeds:
                     yield record
 
     async def runs(self, table_id: str, after_seq: int,
-                   visit: Callable[[CommitRecord], None] | None = None,
+                   visit: Callable[[CommitRecord], None] | None = None, states_only: bool = False,
                    ) -> AsyncGenerator[list[CommitRecord], None]:
         """:meth:`commits` a run at a time: a page of the log while the stream catches up (so
         its reader may send them together), then each live commit alone. ``visit`` sees each
         commit of a log page while one engine goes through the page (TableStore.log_after):
-        the reader makes its views there instead of an engine copy per commit."""
+        the reader makes its views there instead of an engine copy per commit. ``states_only``
+        without ``visit``: the reader makes few views of a page (TableStore.log_after)."""
         async with self._watch(table_id) as queue:
             last = after_seq
             previous: CommitRecord | None = None  # the commit ``last``, once this feed has it
             read_log = True
             while True:
                 if read_log:
-                    page = await self.store.log_after(table_id, last, LOG_PAGE, previous, visit=visit)
+                    page = await self.store.log_after(table_id, last, LOG_PAGE, previous, states_only,
+                                                     visit=visit)
                     if page:
                         last, previous = page[-1].seq, page[-1]
                         self._reached(queue, last)

@@ -13,7 +13,14 @@ import grpc
 import pytest
 from integration_helpers import close_all, quick_stack, seated_players
 
-from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc, engine_pb2, engine_pb2_grpc, errors_pb2
+from shared.api.stammtisch.v1 import (
+    arbiter_pb2,
+    arbiter_pb2_grpc,
+    common_pb2,
+    engine_pb2,
+    engine_pb2_grpc,
+    errors_pb2,
+)
 from shared.config import Settings
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
@@ -319,5 +326,56 @@ async def test_a_stream_that_asks_for_batches_catches_up_in_few_messages(stack: 
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await refused.read()
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        await close_all(clients)
+
+
+async def test_last_view_only_sends_each_batch_s_last_view_and_every_commit_s_events(
+        stack: dict[str, str]) -> None:
+    """Asked for the last view only, a catch-up message's updates are the plain ones without
+    their view, but the last one whole; a live update keeps its view; Play takes it too."""
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
+    bots = [bot_levels("willi")["heuristic"]() for _ in clients]
+    rng = random.Random(6)
+
+    async def act_once() -> int:
+        views = await _views(clients, table_id)
+        actor = _legal_seat(views)
+        return (await clients[actor].act(table_id, bots[actor].choose(views[actor], rng))).seq
+
+    try:
+        last = 0
+        for _ in range(12):
+            last = await act_once()
+        stub, auth = clients[1].engine, clients[1].auth
+        plain = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id), metadata=auth)
+        _singles, expected = await _read_until(plain, last)
+        plain.cancel()
+        lean = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id, max_batch=5,
+                                                          last_view_only=True), metadata=auth)
+        responses, updates = await _read_until(lean, last)
+        assert [len(updates_of(r)) for r in responses] == [5] * (last // 5) + [last % 5] * bool(last % 5)
+        for response in responses:
+            *before, final = updates_of(response)
+            assert final.SerializeToString() == expected[final.seq - 1].SerializeToString()
+            for update in before:
+                whole = common_pb2.TableUpdate()
+                whole.CopyFrom(expected[update.seq - 1])
+                assert update.view_json == "" and whole.view_json != ""
+                whole.view_json = ""
+                assert update == whole
+        live = asyncio.ensure_future(_read_until(lean, last + 1))
+        last = await act_once()
+        _responses, live_updates = await live
+        assert [u.seq for u in live_updates] == [last] and json.loads(live_updates[0].view_json)["seat"] == 1
+        lean.cancel()
+
+        play = stub.Play(metadata=auth)
+        await play.initial_metadata()
+        await play.write(engine_pb2.PlayRequest(table_id=table_id, max_batch=100, last_view_only=True))
+        _responses, updates = await _read_until(play, last)
+        assert [u.seq for u in updates] == list(range(1, last + 1))
+        assert [bool(u.view_json) for u in updates] == [False] * (last - 1) + [True]
+        play.cancel()
     finally:
         await close_all(clients)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from shared.api.stammtisch.v1 import common_pb2 as stammtisch_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bstammtisch/v1/arbiter.proto\x12\rstammtisch.v1\x1a\x1astammtisch/v1/common.proto\"\x84\x01\n\x18\x41rbiterServiceActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\t\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x15.stammtisch.v1.Action\x12\x12\n\x05round\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_round\"G\n\x19\x41rbiterServiceActResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"0\n\x1c\x41rbiterServiceGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"K\n\x1d\x41rbiterServiceGetViewResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"X\n\x1e\x41rbiterServiceSubscribeRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\tmax_batch\x18\x03 \x01(\x05\"z\n\x1f\x41rbiterServiceSubscribeResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\x12+\n\x07updates\x18\x02 \x03(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"\xc9\x01\n\x19\x41rbiterServicePlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\taction_id\x18\x03 \x01(\t\x12%\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32\x15.stammtisch.v1.Action\x12\x12\n\x05round\x18\x05 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\tmax_batch\x18\x06 \x01(\x05\x12\x1c\n\x14\x61nswers_with_updates\x18\x07 \x01(\x08\x42\x08\n\x06_round\"\xdb\x01\n\x1a\x41rbiterServicePlayResponse\x12,\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdateH\x00\x12+\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x19.stammtisch.v1.PlayAnswerH\x00\x12.\n\x07updates\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableUpdatesH\x00\x12*\n\x07\x61nswers\x18\x04 \x03(\x0b\x32\x19.stammtisch.v1.PlayAnswerB\x06\n\x04kind2\x9f\x03\n\x0e\x41rbiterService\x12X\n\x03\x41\x63t\x12\'.stammtisch.v1.ArbiterServiceActRequest\x1a(.stammtisch.v1.ArbiterServiceActResponse\x12\x64\n\x07GetView\x12+.stammtisch.v1.ArbiterServiceGetViewRequest\x1a,.stammtisch.v1.ArbiterServiceGetViewResponse\x12l\n\tSubscribe\x12-.stammtisch.v1.ArbiterServiceSubscribeRequest\x1a..stammtisch.v1.ArbiterServiceSubscribeResponse0\x01\x12_\n\x04Play\x12(.stammtisch.v1.ArbiterServicePlayRequest\x1a).stammtisch.v1.ArbiterServicePlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bstammtisch/v1/arbiter.proto\x12\rstammtisch.v1\x1a\x1astammtisch/v1/common.proto\"\x84\x01\n\x18\x41rbiterServiceActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\t\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x15.stammtisch.v1.Action\x12\x12\n\x05round\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_round\"G\n\x19\x41rbiterServiceActResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"0\n\x1c\x41rbiterServiceGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"K\n\x1d\x41rbiterServiceGetViewResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"p\n\x1e\x41rbiterServiceSubscribeRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\tmax_batch\x18\x03 \x01(\x05\x12\x16\n\x0elast_view_only\x18\x04 \x01(\x08\"z\n\x1f\x41rbiterServiceSubscribeResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\x12+\n\x07updates\x18\x02 \x03(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"\xe1\x01\n\x19\x41rbiterServicePlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\taction_id\x18\x03 \x01(\t\x12%\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32\x15.stammtisch.v1.Action\x12\x12\n\x05round\x18\x05 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\tmax_batch\x18\x06 \x01(\x05\x12\x1c\n\x14\x61nswers_with_updates\x18\x07 \x01(\x08\x12\x16\n\x0elast_view_only\x18\x08 \x01(\x08\x42\x08\n\x06_round\"\xdb\x01\n\x1a\x41rbiterServicePlayResponse\x12,\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdateH\x00\x12+\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x19.stammtisch.v1.PlayAnswerH\x00\x12.\n\x07updates\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableUpdatesH\x00\x12*\n\x07\x61nswers\x18\x04 \x03(\x0b\x32\x19.stammtisch.v1.PlayAnswerB\x06\n\x04kind2\x9f\x03\n\x0e\x41rbiterService\x12X\n\x03\x41\x63t\x12\'.stammtisch.v1.ArbiterServiceActRequest\x1a(.stammtisch.v1.ArbiterServiceActResponse\x12\x64\n\x07GetView\x12+.stammtisch.v1.ArbiterServiceGetViewRequest\x1a,.stammtisch.v1.ArbiterServiceGetViewResponse\x12l\n\tSubscribe\x12-.stammtisch.v1.ArbiterServiceSubscribeRequest\x1a..stammtisch.v1.ArbiterServiceSubscribeResponse0\x01\x12_\n\x04Play\x12(.stammtisch.v1.ArbiterServicePlayRequest\x1a).stammtisch.v1.ArbiterServicePlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,13 +41,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ARBITERSERVICEGETVIEWRESPONSE']._serialized_start=332
   _globals['_ARBITERSERVICEGETVIEWRESPONSE']._serialized_end=407
   _globals['_ARBITERSERVICESUBSCRIBEREQUEST']._serialized_start=409
-  _globals['_ARBITERSERVICESUBSCRIBEREQUEST']._serialized_end=497
-  _globals['_ARBITERSERVICESUBSCRIBERESPONSE']._serialized_start=499
-  _globals['_ARBITERSERVICESUBSCRIBERESPONSE']._serialized_end=621
-  _globals['_ARBITERSERVICEPLAYREQUEST']._serialized_start=624
-  _globals['_ARBITERSERVICEPLAYREQUEST']._serialized_end=825
-  _globals['_ARBITERSERVICEPLAYRESPONSE']._serialized_start=828
-  _globals['_ARBITERSERVICEPLAYRESPONSE']._serialized_end=1047
-  _globals['_ARBITERSERVICE']._serialized_start=1050
-  _globals['_ARBITERSERVICE']._serialized_end=1465
+  _globals['_ARBITERSERVICESUBSCRIBEREQUEST']._serialized_end=521
+  _globals['_ARBITERSERVICESUBSCRIBERESPONSE']._serialized_start=523
+  _globals['_ARBITERSERVICESUBSCRIBERESPONSE']._serialized_end=645
+  _globals['_ARBITERSERVICEPLAYREQUEST']._serialized_start=648
+  _globals['_ARBITERSERVICEPLAYREQUEST']._serialized_end=873
+  _globals['_ARBITERSERVICEPLAYRESPONSE']._serialized_start=876
+  _globals['_ARBITERSERVICEPLAYRESPONSE']._serialized_end=1095
+  _globals['_ARBITERSERVICE']._serialized_start=1098
+  _globals['_ARBITERSERVICE']._serialized_end=1513
 # @@protoc_insertion_point(module_scope)

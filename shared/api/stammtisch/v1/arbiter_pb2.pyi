@@ -121,20 +121,24 @@ class ArbiterServiceSubscribeRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     MAX_BATCH_FIELD_NUMBER: _builtins.int
+    LAST_VIEW_ONLY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     after_seq: _builtins.int
     max_batch: _builtins.int
     """As SubscribeRequest.max_batch in engine.proto."""
+    last_view_only: _builtins.bool
+    """As SubscribeRequest.last_view_only in engine.proto."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
         max_batch: _builtins.int = ...,
+        last_view_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "last_view_only", b"last_view_only", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -177,6 +181,7 @@ class ArbiterServicePlayRequest(_message.Message):
     ROUND_FIELD_NUMBER: _builtins.int
     MAX_BATCH_FIELD_NUMBER: _builtins.int
     ANSWERS_WITH_UPDATES_FIELD_NUMBER: _builtins.int
+    LAST_VIEW_ONLY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """As PlayRequest in engine.proto."""
     after_seq: _builtins.int
@@ -187,6 +192,8 @@ class ArbiterServicePlayRequest(_message.Message):
     """First message only: as SubscribeRequest.max_batch in engine.proto."""
     answers_with_updates: _builtins.bool
     """First message only: as PlayRequest.answers_with_updates in engine.proto."""
+    last_view_only: _builtins.bool
+    """First message only: as SubscribeRequest.last_view_only in engine.proto."""
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -199,10 +206,11 @@ class ArbiterServicePlayRequest(_message.Message):
         round: _builtins.int | None = ...,
         max_batch: _builtins.int = ...,
         answers_with_updates: _builtins.bool = ...,
+        last_view_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "max_batch", b"max_batch", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "last_view_only", b"last_view_only", "max_batch", b"max_batch", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__round: _TypeAlias = _typing.Literal["round"]  # noqa: Y015
     _WhichOneofArgType__round: _TypeAlias = _typing.Literal["_round", b"_round"]  # noqa: Y015

@@ -114,6 +114,7 @@ class SubscribeRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     MAX_BATCH_FIELD_NUMBER: _builtins.int
+    LAST_VIEW_ONLY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     after_seq: _builtins.int
     max_batch: _builtins.int
@@ -122,16 +123,24 @@ class SubscribeRequest(_message.Message):
     at a time either way. Values above 1,000 count as 1,000; a negative one is
     INVALID_ARGUMENT.
     """
+    last_view_only: _builtins.bool
+    """With max_batch > 1: of the updates that come together in one message, only
+    the last carries `view_json` (the view a client shows); the others carry
+    their seq, events, deadlines and seat with `view_json` empty. A client that
+    only shows the newest view (a phone resuming a table) gets its catch-up
+    with less to receive and sooner. Live updates always carry their view.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
         max_batch: _builtins.int = ...,
+        last_view_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "last_view_only", b"last_view_only", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -173,6 +182,7 @@ class PlayRequest(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     MAX_BATCH_FIELD_NUMBER: _builtins.int
     ANSWERS_WITH_UPDATES_FIELD_NUMBER: _builtins.int
+    LAST_VIEW_ONLY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """Required on the first message (the stream plays this table); later
     messages may leave it empty or repeat it, never name another table.
@@ -191,6 +201,8 @@ class PlayRequest(_message.Message):
     its own (one message fewer per action). Refusals, and answers whose update
     was sent already, still come alone; answers keep the order of the actions.
     """
+    last_view_only: _builtins.bool
+    """First message only: as in SubscribeRequest."""
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -202,10 +214,11 @@ class PlayRequest(_message.Message):
         action: _common_pb2.Action | None = ...,
         max_batch: _builtins.int = ...,
         answers_with_updates: _builtins.bool = ...,
+        last_view_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "last_view_only", b"last_view_only", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
