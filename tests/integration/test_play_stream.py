@@ -283,18 +283,24 @@ async def _read_until(call: Any, seq: int) -> tuple[list[Any], list[Any]]:
     return responses, updates
 
 
-async def test_a_stream_that_asks_for_batches_catches_up_in_few_messages(stack: dict[str, str]) -> None:
-    """The same updates in the same order, several per message while the log is read (at most
-    max_batch), live ones alone; a client that does not ask gets one per message."""
-    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
+def _bot_actions(clients: list[StammtischClient], table_id: str, seed: int) -> Any:
+    """A coroutine function: the seat whose turn it is acts as a bot; the commit's seq."""
     bots = [bot_levels("willi")["heuristic"]() for _ in clients]
-    rng = random.Random(5)
+    rng = random.Random(seed)
 
     async def act_once() -> int:
         views = await _views(clients, table_id)
         actor = _legal_seat(views)
         return (await clients[actor].act(table_id, bots[actor].choose(views[actor], rng))).seq
 
+    return act_once
+
+
+async def test_a_stream_that_asks_for_batches_catches_up_in_few_messages(stack: dict[str, str]) -> None:
+    """The same updates in the same order, several per message while the log is read (at most
+    max_batch), live ones alone; a client that does not ask gets one per message."""
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
+    act_once = _bot_actions(clients, table_id, 5)
     try:
         last = 0
         for _ in range(12):
@@ -335,14 +341,7 @@ async def test_last_view_only_sends_each_batch_s_last_view_and_every_commit_s_ev
     """Asked for the last view only, a catch-up message's updates are the plain ones without
     their view, but the last one whole; a live update keeps its view; Play takes it too."""
     clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
-    bots = [bot_levels("willi")["heuristic"]() for _ in clients]
-    rng = random.Random(6)
-
-    async def act_once() -> int:
-        views = await _views(clients, table_id)
-        actor = _legal_seat(views)
-        return (await clients[actor].act(table_id, bots[actor].choose(views[actor], rng))).seq
-
+    act_once = _bot_actions(clients, table_id, 6)
     try:
         last = 0
         for _ in range(12):
