@@ -285,10 +285,10 @@ class TablePlay:
                     previous = run[0]
                     for record in run:
                         update = made.pop(record.seq, None)
-                        if update is None:  # a live commit, or one whose view waits
-                            commit = self.updates.of(record)
+                        if update is None:  # a live commit, or one whose view waits (viewless)
                             seat = self._seat(record, who)
-                            update = commit.without_view(seat) if viewless else commit.wire(seat)
+                            update = (self.updates.of(record).without_view(seat) if viewless
+                                      else self.update_for(record, seat))
                         if record.seq > head.seq:
                             self._lag.observe(max(0.0, time.time() - record.at))
                         if batch and (len(batch) == limit or size + len(update) > BATCH_BYTES):

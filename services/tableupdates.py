@@ -23,9 +23,9 @@ from collections import OrderedDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from shared.api.stammtisch.v1 import common_pb2
-from shared.games.base import view_bytes
+from shared.games.record import dumps
 from shared.tables.clocks import shown_deadlines
-from shared.tables.records import CommitRecord, dumps
+from shared.tables.records import CommitRecord
 
 SPECTATOR = -1
 #: The seat of a deadline that is the whole table's (a round time limit).
@@ -70,7 +70,6 @@ class CommitUpdates:
         self._shared: bytes | None = None
         self._public_view: bytes | None = None
         self._by_seat: dict[int, bytes] = {}
-        self._viewless: dict[int, bytes] = {}
 
     def _base(self) -> bytes:
         """Everything but the view and the seat, serialised: the same for every receiver."""
@@ -94,7 +93,7 @@ class CommitUpdates:
         if wire is None:
             engine = self.record.engine()
             if self._public_view is None:
-                self._public_view = view_bytes(engine.public_view())
+                self._public_view = dumps(engine.public_view())
             view = engine.view_json(seat, self._public_view)
             own = common_pb2.TableUpdate(view_json=view.decode(), seat=key)
             wire = self._by_seat[key] = self._base() + own.SerializeToString()
@@ -104,11 +103,7 @@ class CommitUpdates:
         """:meth:`wire` with ``view_json`` left empty (a catch-up batch's update before its
         last, for a stream that asked for the last view only): no view is made."""
         key = SPECTATOR if seat is None else seat
-        wire = self._viewless.get(key)
-        if wire is None:
-            wire = self._viewless[key] = (self._base()
-                                          + common_pb2.TableUpdate(seat=key).SerializeToString())
-        return wire
+        return self._base() + common_pb2.TableUpdate(seat=key).SerializeToString()
 
 
 class UpdateCache:

@@ -33,10 +33,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-import orjson
-
 from shared.games.catalog import Option
 from shared.games.errors import ErrorCode, RuleError, SetupError
+from shared.games.record import dumps
 
 Action = dict[str, Any]
 Event = dict[str, Any]
@@ -72,11 +71,6 @@ def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
     if isinstance(value, bool) and bool not in kinds:
         return False
     return isinstance(value, kinds)
-
-
-def view_bytes(view: View) -> bytes:
-    """A view (or a half of one) as the compact JSON the services send (int keys as strings)."""
-    return orjson.dumps(view, option=orjson.OPT_NON_STR_KEYS)
 
 
 class Game(ABC):
@@ -143,19 +137,20 @@ class Game(ABC):
     def view_json(self, seat: int | None, public_json: bytes) -> bytes:
         """:meth:`view` as compact JSON, from ``public_json`` (the JSON of this state's
         :meth:`public_view`, made once for every receiver of a commit) and this seat's part:
-        the same content as ``dumps(view(seat))``, without making the public part again."""
-        own = view_bytes(self.seat_view(self.viewer(seat)))
-        return public_json[:-1] + b"," + own[1:] if len(own) > 2 else public_json
+        the same content as ``dumps(view(seat))``, without making the public part again
+        (neither half is ever empty: one has ``game``, the other ``seat``)."""
+        own = dumps(self.seat_view(self.viewer(seat)))
+        return public_json[:-1] + b"," + own[1:]
 
     @abstractmethod
     def public_view(self) -> View:
         """The part of every view that is the same for every seat and spectator: public
-        facts only, a fresh dict whose keys no :meth:`seat_view` has."""
+        facts only (the ``game`` among them), a fresh dict whose keys no :meth:`seat_view` has."""
 
     @abstractmethod
     def seat_view(self, seat: int | None) -> View:
         """The part of ``seat``'s view (an already checked seat, or None for a spectator)
-        that depends on who is looking: its seat, its hand, its legal actions."""
+        that depends on who is looking: its ``seat``, its hand, its legal actions."""
 
     @abstractmethod
     def summary(self) -> dict[str, Any]:

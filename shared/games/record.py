@@ -128,6 +128,12 @@ def _stored_form(value: Any) -> Any:
 _RECORD_JSON = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS
 
 
+def dumps(value: Any) -> bytes:
+    """Compact JSON of plain data, as the json module would write it (int keys become strings):
+    what the services store and send (views, events, log entries)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+
+
 def record_json(record: Record) -> bytes:
     """Compact JSON of ``record``, the same bytes as of its :meth:`~Record.to_dict`, without
     the copy (a commit stores the state this way: it is several times faster)."""

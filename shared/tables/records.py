@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from shared.games.base import Event, Game
+from shared.games.record import dumps
 from shared.games.registry import engine_class
 
 
@@ -174,7 +175,3 @@ def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False,
     return CommitRecord(data["seq"], data["at"], previous.meta, None, data["events"],
                         data["deadlines"], data["actor"], data["action"], game)
 
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON of plain data, as the json module would write it (int keys become strings)."""
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)

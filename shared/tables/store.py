@@ -26,11 +26,12 @@ from shared.errors import Busy, NotFound
 from shared.games.base import Game
 from shared.games.catalog import entry
 from shared.games.errors import RuleError
+from shared.games.record import dumps
 from shared.logs import get_logger
 from shared.metrics import COMMIT_RETRIES
 from shared.redis_batch import BatchedScript
 from shared.runtime import Runtime
-from shared.tables.records import CommitRecord, TableMeta, dumps, replay
+from shared.tables.records import CommitRecord, TableMeta, replay
 
 log = get_logger("store")
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from shared.games.base import Action, Game, view_bytes
+from shared.games.base import Action, Game
 from shared.games.catalog import CATALOGUE
 from shared.games.errors import RuleError
+from shared.games.record import dumps
 from shared.games.registry import engine_class
-from shared.tables.records import dumps
 
 GAMES = sorted(CATALOGUE)
 BAD_SEATS: list[Any] = [-1, 99, "0", True, 1.5, None]
@@ -78,7 +78,7 @@ def check_views(game: Game) -> None:
     its two halves, which share no key, and sent as the JSON of exactly that view."""
     before = stored(game)
     public = game.public_view()
-    public_json = view_bytes(public)
+    public_json = dumps(public)
     for seat in seats_of(game):
         view = game.view(seat)
         assert json_data(view) == view, f"view({seat}) is not JSON data"

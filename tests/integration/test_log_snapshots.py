@@ -24,13 +24,14 @@ import pytest
 from integration_helpers import first_legal_move
 
 from shared.games.catalog import CATALOGUE, entry
+from shared.games.record import dumps
 from shared.games.registry import bot_levels, engine_class
 from shared.runtime import Runtime
 from shared.tables import feed
 from shared.tables import store as store_module
 from shared.tables.clocks import deadline_policy, expire
 from shared.tables.feed import TableFeeds
-from shared.tables.records import CommitRecord, TableMeta, dumps
+from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import Change, NothingToDo, TableStore
 
 pytestmark = pytest.mark.integration

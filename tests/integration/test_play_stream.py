@@ -296,19 +296,45 @@ def _bot_actions(clients: list[StammtischClient], table_id: str, seed: int) -> A
     return act_once
 
 
+@dataclasses.dataclass
+class _WilliLog:
+    """A Willi table of seated players with a log of bot moves, and that log as one seat
+    read it one update per message."""
+
+    clients: list[StammtischClient]
+    table_id: str
+    act_once: Any
+    singles: list[Any]
+    expected: list[Any]
+
+
+async def _willi_log(stack: dict[str, str], seed: int, reader: int, commits: int = 12) -> _WilliLog:
+    """Seat four players, let bots make ``commits`` moves, read them back as ``reader``."""
+    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
+    act_once = _bot_actions(clients, table_id, seed)
+    try:
+        last = 0
+        for _ in range(commits):
+            last = await act_once()
+        plain = clients[reader].engine.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id),
+                                                 metadata=clients[reader].auth)
+        singles, expected = await _read_until(plain, last)
+        plain.cancel()
+    except BaseException:
+        await close_all(clients)
+        raise
+    return _WilliLog(clients, table_id, act_once, singles, expected)
+
+
 async def test_a_stream_that_asks_for_batches_catches_up_in_few_messages(stack: dict[str, str]) -> None:
     """The same updates in the same order, several per message while the log is read (at most
     max_batch), live ones alone; a client that does not ask gets one per message."""
-    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
-    act_once = _bot_actions(clients, table_id, 5)
+    log = await _willi_log(stack, 5, reader=0)
+    clients, table_id, act_once, expected = log.clients, log.table_id, log.act_once, log.expected
     try:
-        last = 0
-        for _ in range(12):
-            last = await act_once()
+        last = expected[-1].seq
         stub, auth = clients[0].engine, clients[0].auth
-        plain = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id), metadata=auth)
-        singles, expected = await _read_until(plain, last)
-        assert len(singles) == len(expected) == last
+        assert len(log.singles) == len(expected) == last
         batched = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id, max_batch=5), metadata=auth)
         responses, updates = await _read_until(batched, last)
         assert [u.SerializeToString() for u in updates] == [u.SerializeToString() for u in expected]
@@ -317,7 +343,6 @@ async def test_a_stream_that_asks_for_batches_catches_up_in_few_messages(stack: 
         last = await act_once()
         live_responses, live_updates = await live
         assert [u.seq for u in live_updates] == [last] and live_responses[0].HasField("update")
-        plain.cancel()
         batched.cancel()
 
         play = stub.Play(metadata=auth)
@@ -340,16 +365,11 @@ async def test_last_view_only_sends_each_batch_s_last_view_and_every_commit_s_ev
         stack: dict[str, str]) -> None:
     """Asked for the last view only, a catch-up message's updates are the plain ones without
     their view, but the last one whole; a live update keeps its view; Play takes it too."""
-    clients, table_id = await seated_players(_ends(stack), "willi", 4, turn_seconds=0)
-    act_once = _bot_actions(clients, table_id, 6)
+    log = await _willi_log(stack, 6, reader=1)
+    clients, table_id, act_once, expected = log.clients, log.table_id, log.act_once, log.expected
     try:
-        last = 0
-        for _ in range(12):
-            last = await act_once()
+        last = expected[-1].seq
         stub, auth = clients[1].engine, clients[1].auth
-        plain = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id), metadata=auth)
-        _singles, expected = await _read_until(plain, last)
-        plain.cancel()
         lean = stub.Subscribe(engine_pb2.SubscribeRequest(table_id=table_id, max_batch=5,
                                                           last_view_only=True), metadata=auth)
         responses, updates = await _read_until(lean, last)
