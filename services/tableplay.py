@@ -209,7 +209,9 @@ class TablePlay:
                 raise precondition("a bot plays your seat now; join the table again to take it back")
             if guard is not None:
                 guard(head)
-            game = head.game()
+            # The head's streams in this process made their views of it when it was committed
+            # (their feeds wake before the next turn): its engine is taken over, not copied.
+            game = head.hand_over_engine()
             events = game.apply(seat, action)
             return Change(game, events, head.meta, seat, dict(action))
 

@@ -80,10 +80,10 @@ class CommitRecord:
         self.action = action
         #: The state as JSON data: decoded from a blob, or made from the engine when asked for.
         self._state = state
-        #: The engine at this seq, shared and never changed (views are made from it, and the
-        #: next commit's engine is a copy of it).
+        #: The engine at this seq, shared and never changed while held here (views are made from
+        #: it); the next commit takes it over (:meth:`hand_over_engine`) or copies it.
         self._engine = engine
-        #: The state's JSON once the engine went on to the next commit of a replay (below).
+        #: The state's JSON, once encoded or once the engine went on to the next commit.
         self._state_json: bytes | None = None
         self._blob: bytes | None = None
 
@@ -99,12 +99,16 @@ class CommitRecord:
         return self._state
 
     def hand_over_engine(self) -> Game:
-        """Keep only the state's JSON and give the engine away (to be changed at will): for a
+        """Keep only the state's JSON and give the engine away (to be changed at will): for the
+        next commit of a table, whose streams made their views of this one already, and for a
         replay that walks one engine through a log page, each commit wanted for its state or
         for views made while the walk is at it (an engine copy per commit costs several times
-        the JSON); a view asked for later restores the engine from the JSON."""
+        the JSON, which a committed record has already). A view asked for later restores the
+        engine from the JSON, and so does the next change if this one is refused."""
         engine = self.engine()
-        self._state_json, self._engine = engine.state_json(), None
+        if self._state_json is None:
+            self._state_json = engine.state_json()
+        self._engine = None
         return engine
 
     def game(self) -> Game:
@@ -125,13 +129,10 @@ class CommitRecord:
         if self._blob is None:
             # Shallow: the fields already are JSON data (asdict() would copy the meta leaf by leaf).
             # The engine's state is written straight from its records: a commit never copies it
-            # into JSON data first (nor keeps that copy beside the engine).
-            if self._engine is not None:
-                state: Any = orjson.Fragment(self._engine.state_json())
-            elif self._state_json is not None:
-                state = orjson.Fragment(self._state_json)
-            else:
-                state = self._state
+            # into JSON data first. Its JSON is kept: the next commit takes the engine over.
+            if self._engine is not None and self._state_json is None:
+                self._state_json = self._engine.state_json()
+            state: Any = self._state if self._state_json is None else orjson.Fragment(self._state_json)
             data = {"seq": self.seq, "at": self.at, "meta": dict(vars(self.meta)), "state": state,
                     "events": self.events, "deadlines": self.deadlines, "actor": self.actor,
                     "action": self.action}
