@@ -280,7 +280,7 @@ class TablePlay:
         try:
             async with contextlib.aclosing(
                     self.feeds.runs(table_id, after_seq, None if viewless else make,
-                                    states_only=viewless)) as runs:
+                                    states_only=viewless, seat=self._seat(head, who))) as runs:
                 async for run in runs:
                     batch: list[bytes] = []
                     size = 0

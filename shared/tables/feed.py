@@ -45,7 +45,8 @@ class TableFeeds:
     def __init__(self, runtime: Runtime, store: TableStore) -> None:
         self.runtime = runtime
         self.store = store
-        self._queues: dict[str, set[asyncio.Queue[CommitRecord | None]]] = {}
+        #: Per table, the queue of each local stream and the seat of its reader (None: none).
+        self._queues: dict[str, dict[asyncio.Queue[CommitRecord | None], int | None]] = {}
         self._subs: dict[str, Any] = {}
         self._lock = asyncio.Lock()
         #: Queues that got news since the timer last looked.
@@ -55,15 +56,16 @@ class TableFeeds:
         self._timer: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
-    async def _watch(self, table_id: str) -> AsyncIterator[asyncio.Queue[CommitRecord | None]]:
+    async def _watch(self, table_id: str,
+                     seat: int | None) -> AsyncIterator[asyncio.Queue[CommitRecord | None]]:
         queue: asyncio.Queue[CommitRecord | None] = asyncio.Queue(QUEUE_SIZE)
         async with self._lock:
             if table_id not in self._subs:
-                self._queues[table_id] = set()
+                self._queues[table_id] = {}
                 self._subs[table_id] = await self.runtime.live.subscribe(
                     live_subject(self.runtime, table_id), cb=self._deliver(table_id))
                 self.runtime.local_commits.listen(table_id, self._put)
-            self._queues[table_id].add(queue)
+            self._queues[table_id][queue] = seat
             if self._timer is None:
                 self._timer = asyncio.create_task(self._mark_quiet_queues(), name="feed-idle-check")
         try:
@@ -72,7 +74,7 @@ class TableFeeds:
             self._heard.discard(queue)
             self._newest.pop(queue, None)
             async with self._lock:
-                self._queues[table_id].discard(queue)
+                self._queues[table_id].pop(queue, None)
                 if not self._queues[table_id]:
                     del self._queues[table_id]
                     self.runtime.local_commits.forget(table_id, self._put)
@@ -119,29 +121,46 @@ class TableFeeds:
         return callback
 
     def _put(self, record: CommitRecord) -> None:
-        """One commit to every local stream of its table."""
-        for queue in self._queues.get(record.meta.table_id, ()):
-            with contextlib.suppress(asyncio.QueueFull):  # a full queue heals from the log
-                queue.put_nowait(record)
-                self._heard.add(queue)
-                self._reached(queue, record.seq)
+        """One commit to every local stream of its table: first to the streams of the seat that
+        made it, whose answer rides on its update (the others' queues are woken after it, so
+        the actor's update is made and written first)."""
+        queues = self._queues.get(record.meta.table_id)
+        if not queues:
+            return
+        actor = record.actor
+        if actor is not None:
+            for queue, seat in queues.items():
+                if seat == actor:
+                    self._hand(queue, record)
+        for queue, seat in queues.items():
+            if seat != actor or actor is None:
+                self._hand(queue, record)
 
-    async def commits(self, table_id: str, after_seq: int) -> AsyncGenerator[CommitRecord, None]:
-        """Every commit with seq > after_seq, in order, forever: the log first, then live."""
-        async with contextlib.aclosing(self.runs(table_id, after_seq)) as runs:
+    def _hand(self, queue: asyncio.Queue[CommitRecord | None], record: CommitRecord) -> None:
+        with contextlib.suppress(asyncio.QueueFull):  # a full queue heals from the log
+            queue.put_nowait(record)
+            self._heard.add(queue)
+            self._reached(queue, record.seq)
+
+    async def commits(self, table_id: str, after_seq: int,
+                      seat: int | None = None) -> AsyncGenerator[CommitRecord, None]:
+        """Every commit with seq > after_seq, in order, forever: the log first, then live
+        (``seat``: the reader's, as in :meth:`runs`)."""
+        async with contextlib.aclosing(self.runs(table_id, after_seq, seat=seat)) as runs:
             async for run in runs:
                 for record in run:
                     yield record
 
     async def runs(self, table_id: str, after_seq: int,
                    visit: Callable[[CommitRecord], None] | None = None, states_only: bool = False,
-                   ) -> AsyncGenerator[list[CommitRecord], None]:
+                   seat: int | None = None) -> AsyncGenerator[list[CommitRecord], None]:
         """:meth:`commits` a run at a time: a page of the log while the stream catches up (so
         its reader may send them together), then each live commit alone. ``visit`` sees each
         commit of a log page while one engine goes through the page (TableStore.log_after):
         the reader makes its views there instead of an engine copy per commit. ``states_only``
-        without ``visit``: the reader makes few views of a page (TableStore.log_after)."""
-        async with self._watch(table_id) as queue:
+        without ``visit``: the reader makes few views of a page (TableStore.log_after).
+        ``seat``: the reader's seat, if any: its live commits come before other streams'."""
+        async with self._watch(table_id, seat) as queue:
             last = after_seq
             previous: CommitRecord | None = None  # the commit ``last``, once this feed has it
             read_log = True

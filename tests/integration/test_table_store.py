@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from typing import Any
@@ -352,3 +353,28 @@ async def test_own_commits_reach_local_streams_directly_and_others_through_nats(
     await runtime.live.flush()
     await echo_probe.unsubscribe()
     assert echoes == [], "the live connection echoed this process's own commit"
+
+
+async def test_a_commit_reaches_the_stream_of_the_seat_that_made_it_first(runtime: Runtime) -> None:
+    """The actor's stream, whose answer rides on the commit's update, is woken before the
+    streams of the other seats, however late it opened."""
+    store = _store(runtime)
+    head = await _willi_table(store)
+    feeds = TableFeeds(runtime, store)
+    woken: list[int] = []
+
+    async def follow(seat: int) -> None:
+        async with contextlib.aclosing(feeds.commits("t1", 1, seat=seat)) as commits:
+            await anext(commits)
+            woken.append(seat)
+
+    followers = []
+    for seat in (3, 2, 1, 0):  # the actor's stream opens last
+        followers.append(asyncio.create_task(follow(seat)))
+        await asyncio.sleep(0.05)  # read the log, then wait for news
+    card = head.game().view(0)["hands"][0][0]
+    record, _ = await store.commit("t1", _apply(0, {"type": "discard", "card": card}))
+    assert record is not None and record.actor == 0
+    await Announcer(runtime, store).announce(record)
+    await asyncio.wait_for(asyncio.gather(*followers), 5)
+    assert woken == [0, 3, 2, 1]
