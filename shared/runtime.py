@@ -70,6 +70,8 @@ NATS_RECONNECT_WAIT = 0.5
 REDIS_CONNECTIONS = 256
 #: How long a caller waits for a free Redis connection before the call fails.
 REDIS_POOL_WAIT_SECONDS = 20.0
+#: Redis keys a process keeps made (Runtime.key): a few per live table.
+NAMES_KEPT = 65_536
 
 
 def results_stream(settings: Settings) -> StreamConfig:
@@ -183,6 +185,9 @@ class Runtime:
     #: This process's commits, for this process's feeds.
     local_commits: LocalCommits = field(default_factory=LocalCommits)
     _claimed: set[str] = field(default_factory=set)
+    #: Names made so far, by their parts: checking each part is most of a name's cost, and a
+    #: commit alone makes seven keys (emptied when full: ids come from requests).
+    _names: dict[tuple[str, ...], str] = field(default_factory=dict, repr=False)
     shards: Shards = field(init=False)
     replicas: ReplicaWait = field(init=False)
 
@@ -192,7 +197,14 @@ class Runtime:
 
     def table_key(self, table_id: str, *parts: str) -> str:
         """A key of one table: in its shard's slot, beside the shard's indexes."""
-        return self.key("table", self.shards.tag(self.shards.of(table_id)), table_id, *parts)
+        # Kept under its parts without the shard's tag (which they imply), behind a '.' that no
+        # checked part has: never the parts of another key.
+        made = (".table", table_id, *parts)
+        key = self._names.get(made)
+        if key is None:
+            key = self._keep(made, self.key("table", self.shards.tag(self.shards.of(table_id)),
+                                            table_id, *parts))
+        return key
 
     def shard_key(self, index: str, shard: int, *parts: str) -> str:
         """A key of one shard of an index over tables (clocks, outbox, live tables)."""
@@ -200,7 +212,16 @@ class Runtime:
 
     def key(self, *parts: str) -> str:
         """A Redis key in this deployment's namespace (each part checked: IdError)."""
-        return ":".join((self.settings.key_prefix, *map(check_name_part, parts)))
+        key = self._names.get(parts)
+        if key is None:
+            key = self._keep(parts, ":".join((self.settings.key_prefix, *map(check_name_part, parts))))
+        return key
+
+    def _keep(self, parts: tuple[str, ...], key: str) -> str:
+        if len(self._names) >= NAMES_KEPT:
+            self._names.clear()
+        self._names[parts] = key
+        return key
 
     def subject(self, *parts: str) -> str:
         """A NATS subject in this deployment's namespace (each part checked: IdError)."""
