@@ -92,3 +92,19 @@ async def test_a_connection_dropped_under_the_script_is_ridden_out(runtime: Runt
     assert await script([key], ["a", 0]) == 1
     await runtime.redis.client_kill_filter(_type="normal", skipme=True)
     assert await asyncio.gather(script([key], ["b", 0]), script([key], ["c", 0])) == [2, 3]
+
+
+async def test_round_trips_keep_one_connection_which_the_pool_still_closes(runtime: Runtime) -> None:
+    """Round trips go one after another on one borrowed connection; closing the client's pool
+    closes it too, and the next call connects again."""
+    script = BatchedScript(runtime.redis, _SCRIPT)
+    key = runtime.key("batch-kept")
+    assert await script([key], ["a", 0]) == 1
+    kept = script._connection
+    assert kept is not None and kept.is_connected
+    assert await asyncio.gather(*(script([key], ["b", 0]) for _ in range(5))) == [2, 3, 4, 5, 6]
+    assert script._connection is kept
+    await runtime.redis.connection_pool.disconnect()
+    assert not kept.is_connected
+    assert await script([key], ["c", 0]) == 7
+    assert kept.is_connected
