@@ -6,7 +6,8 @@ in processes of their own (services/perf/clients.py), one per core. So the
 arbiter figures cross real process boundaries, the clients do not queue
 behind each other in one event loop, and the bare costs next to them are
 measured on the same machine in the same run. The machine may be shared:
-each step says how much CPU every other process took meanwhile.
+each step says how much CPU every other process took meanwhile, and how
+often the whole machine stalled (services/perf/stalls.py).
 
 The arbiter steps run with one server process, then the saturating step again
 with one worker per core (`--workers N`), side by side; then, on N workers, a
@@ -36,6 +37,7 @@ from services.launch import LaunchedStack, launched_stack
 from services.perf import bare, engines, rediscluster
 from services.perf.arbiter import SEATS, TablesRun
 from services.perf.clients import ClientProcesses, Plan, shares
+from services.perf.stalls import StallProbe
 from services.perf.stats import Samples
 from shared.localinfra import free_port, server_pair, start_redis
 
@@ -59,11 +61,13 @@ class Step:
 
 #: Bounded in calls and time: the 100-table step takes well under two minutes on 2 cores.
 SATURATING = Step(100, 15, 90.0)
-#: One table, one seat acting: an action's cost without queueing, against the bare floor.
-ONE_SEAT = Step(1, 200, 30.0, acting=1)
+#: One table, one seat acting: an action's cost without queueing, against the bare floor (its p50
+#: over up to 500 actions: over 200, runs on this shared 2-core machine differed by half).
+ONE_SEAT = Step(1, 500, 30.0, acting=1)
 STEPS = (ONE_SEAT, Step(1, 200, 30.0), Step(10, 60, 45.0), SATURATING)
-#: The step offered half the capacity SATURATING measured on N workers (its pace follows).
-HALF_LOAD = Step(20, 40, 60.0)
+#: The step offered half the capacity SATURATING measured on N workers (its pace follows), for
+#: about 20 s: a p99 over 3,200 actions moved by a third from run to run.
+HALF_LOAD = Step(20, 120, 60.0)
 BARE_CALLS = 2000
 #: Processes the bot clients of a step are spread over (a step's tables are split among them).
 CLIENT_PROCESSES = os.cpu_count() or 1
@@ -166,12 +170,16 @@ async def arbiter_step(stack: LaunchedStack, step: Step, streamed: bool = True,
     try:
         await asyncio.to_thread(clients.wait_ready)
         before, machine_before = cpu_by_pid(stack), machine_busy_seconds()
+        probe = StallProbe()
+        probe.start()
         run = await asyncio.to_thread(clients.play, step.seconds)
+        stalls = probe.stop()
         after, machine_after = cpu_by_pid(stack), machine_busy_seconds()
     finally:
         await asyncio.to_thread(clients.close)
     for line in run.lines():
         say(line)
+    say(stalls.line())
     spent = cpu_spent(before, after)
     run.server_cpu = None if spent is None else sum(spent.values())
     say(cpu_line(f"server processes ({len(before)}, summed)", run.server_cpu, run))
