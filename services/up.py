@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import os
@@ -16,6 +17,7 @@ from shared.config import Settings
 from shared.heap import settle_heap
 from shared.localinfra import LocalServer, Supervisor, answers, free_port, start_nats, start_redis
 from shared.logs import configure_logging, get_logger
+from shared.looplag import watch_loop_lag
 from shared.metrics import serve_metrics
 from shared.token_secret import require_token_secret, with_local_secret
 
@@ -61,11 +63,15 @@ async def serve_until_stopped(settings: Settings, names: Sequence[str],
     metrics_port = serve_metrics(settings.metrics_port, settings.bind_host)
     async with running_services(settings, names) as running:
         settle_heap()
-        if on_ready is not None:
-            on_ready({"services": [(item.service.name, item.port, item.service.full_name)
-                                   for item in running], "metrics_port": metrics_port})
-        await stop.wait()
-        log.info("stopping", reason="signal")
+        lag = asyncio.create_task(watch_loop_lag(), name="loop-lag")
+        try:
+            if on_ready is not None:
+                on_ready({"services": [(item.service.name, item.port, item.service.full_name)
+                                       for item in running], "metrics_port": metrics_port})
+            await stop.wait()
+            log.info("stopping", reason="signal")
+        finally:
+            lag.cancel()
 
 
 def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:

@@ -39,6 +39,11 @@ EVENT_LAG = Histogram(
     "stammtisch_event_lag_seconds", "Time from commit to delivery on a player's stream",
     ["service"], buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5),
 )
+EVENT_LOOP_LAG = Histogram(
+    "stammtisch_event_loop_lag_seconds",
+    "How much later than asked a server process's event loop woke a sleeping probe (shared/looplag.py)",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1),
+)
 TURN_CLOCK_EXPIRIES = Counter(
     "stammtisch_turn_clock_expiries_total", "Default actions applied because a deadline passed",
     ["game"],

@@ -7,7 +7,7 @@ arbiter figures cross real process boundaries, the clients do not queue
 behind each other in one event loop, and the bare costs next to them are
 measured on the same machine in the same run. The machine may be shared:
 each step says how much CPU every other process took meanwhile, and how
-often the whole machine stalled (services/perf/stalls.py).
+often the servers' event loops ran late (services/perf/server_loops.py).
 
 The arbiter steps run with one server process, then the saturating step again
 with one worker per core (`--workers N`), side by side; then, on N workers, a
@@ -37,7 +37,7 @@ from services.launch import LaunchedStack, launched_stack
 from services.perf import bare, engines, rediscluster
 from services.perf.arbiter import SEATS, TablesRun
 from services.perf.clients import ClientProcesses, Plan, shares
-from services.perf.stalls import StallProbe
+from services.perf.server_loops import loop_lag
 from services.perf.stats import Samples
 from shared.localinfra import free_port, server_pair, start_redis
 
@@ -170,16 +170,15 @@ async def arbiter_step(stack: LaunchedStack, step: Step, streamed: bool = True,
     try:
         await asyncio.to_thread(clients.wait_ready)
         before, machine_before = cpu_by_pid(stack), machine_busy_seconds()
-        probe = StallProbe()
-        probe.start()
+        lag_before = loop_lag(stack.endpoints)
         run = await asyncio.to_thread(clients.play, step.seconds)
-        stalls = probe.stop()
         after, machine_after = cpu_by_pid(stack), machine_busy_seconds()
+        lag_after = loop_lag(stack.endpoints)
     finally:
         await asyncio.to_thread(clients.close)
     for line in run.lines():
         say(line)
-    say(stalls.line())
+    say(lag_after.since(lag_before).line())
     spent = cpu_spent(before, after)
     run.server_cpu = None if spent is None else sum(spent.values())
     say(cpu_line(f"server processes ({len(before)}, summed)", run.server_cpu, run))
