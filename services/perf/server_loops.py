@@ -1,7 +1,7 @@
 """How late the servers' event loops ran during a bench step, from their own metric.
 
 Every server process records how much later than asked its event loop woke a
-20 ms probe (``stammtisch_event_loop_lag_seconds``, shared/looplag.py). A step
+probe (``stammtisch_event_loop_lag_seconds``, shared/looplag.py). A step
 reads that histogram from every worker before and after and prints how often
 the loops ran late: on a shared 2-core machine, a run whose p99 doubles next
 to an otherwise alike one shows it here (seen: both workers' loops late by 10
@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from shared.looplag import PROBE_SECONDS
 
 METRIC = "stammtisch_event_loop_lag_seconds"
 #: The lags a step's line counts probes beyond (bucket bounds of the metric).
@@ -40,7 +42,8 @@ class LoopLag:
             return "  servers' event loops: no probe recorded"
         late = ", ".join(f"{self.count - self.within.get(bound, 0.0):,.0f} later than {bound * 1e3:.0f} ms"
                          for bound in SHOWN)
-        return f"  servers' event loops (a 20 ms probe, every worker): {self.count:,.0f} wake-ups, {late}"
+        return (f"  servers' event loops (a {PROBE_SECONDS * 1e3:.0f} ms probe, every worker): "
+                f"{self.count:,.0f} wake-ups, {late}")
 
 
 def parsed(text: str) -> LoopLag:
