@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from shared.api.stammtisch.v1 import common_pb2
 from shared.games.record import dumps
+from shared.rpc.times import timestamp
 from shared.tables.clocks import shown_deadlines
 from shared.tables.records import CommitRecord
 
@@ -52,12 +51,6 @@ def field_bytes(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
-def _timestamp(at: float) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromNanoseconds(int(at * 1e9))
-    return stamp
-
-
 class CommitUpdates:
     """One commit as each seat sees it; built lazily, seat by seat, at most once each.
 
@@ -79,9 +72,9 @@ class CommitUpdates:
                 table_id=record.meta.table_id, seq=record.seq,
                 events=[common_pb2.Event(type=str(e.get("type", "")), data_json=dumps(e).decode())
                         for e in record.events],
-                committed_at=_timestamp(record.at),
+                committed_at=timestamp(record.at),
                 deadlines=[common_pb2.Deadline(seat=int(k) if k.isdigit() else WHOLE_TABLE,
-                                               expires_at=_timestamp(at))
+                                               expires_at=timestamp(at))
                            for k, at in sorted(shown_deadlines(record.deadlines).items())],
             ).SerializeToString()
         return self._shared

@@ -15,9 +15,9 @@ from services.accounts.devices import Accounts
 from services.accounts.privacy import PlayerData
 from services.accounts.sessions import Refresh, Sessions
 from shared.api.stammtisch.v1 import accounts_pb2, accounts_pb2_grpc
-from shared.history.messages import timestamp
 from shared.rpc.auth import TokenSigner, caller
 from shared.rpc.errors import ServiceError, invalid, precondition
+from shared.rpc.times import timestamp
 from shared.runtime import Runtime
 
 MAX_NAME = 24

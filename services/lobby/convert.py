@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from services.lobby.catalog import options_proto
 from services.lobby.model import NO_SEAT, LobbyTable, Status
 from shared.api.stammtisch.v1 import lobby_pb2
 from shared.rpc.games import GAME_ENUMS
+from shared.rpc.times import timestamp
 
 _STATUS = {
     Status.WAITING: lobby_pb2.TABLE_STATUS_WAITING,
@@ -18,8 +17,6 @@ _STATUS = {
 
 def table_proto(table: LobbyTable) -> lobby_pb2.Table:
     """The whole public picture of a table: seats, names, readiness, newcomers."""
-    created = Timestamp()
-    created.FromNanoseconds(int(table.created_at * 1e9))
     return lobby_pb2.Table(
         table_id=table.table_id, game=GAME_ENUMS[table.game],
         options=options_proto(table.options, table.turn_seconds),
@@ -27,7 +24,7 @@ def table_proto(table: LobbyTable) -> lobby_pb2.Table:
                               ready=seat.ready or bool(seat.bot), bot=bool(seat.bot))
                for index, seat in enumerate(table.seats)],
         status=_STATUS[table.status], games_played=table.games_played,
-        spectators=len(table.spectators), created_at=created,
+        spectators=len(table.spectators), created_at=timestamp(table.created_at),
         waiting=[lobby_pb2.Seat(seat=NO_SEAT if entry.seat is None else entry.seat,
                                 player_id=entry.player_id, name=entry.name)
                  for entry in table.waiting])

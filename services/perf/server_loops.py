@@ -34,13 +34,13 @@ class LoopLag:
     def since(self, before: LoopLag) -> LoopLag:
         """What was recorded between ``before`` and this reading."""
         return LoopLag(self.count - before.count,
-                       {bound: self.within[bound] - before.within.get(bound, 0.0) for bound in self.within})
+                       {bound: self.within[bound] - before.within[bound] for bound in SHOWN})
 
     def line(self) -> str:
         """The step's line about its loops."""
         if not self.count:
             return "  servers' event loops: no probe recorded"
-        late = ", ".join(f"{self.count - self.within.get(bound, 0.0):,.0f} later than {bound * 1e3:.0f} ms"
+        late = ", ".join(f"{self.count - self.within[bound]:,.0f} later than {bound * 1e3:.0f} ms"
                          for bound in SHOWN)
         return (f"  servers' event loops (a {PROBE_SECONDS * 1e3:.0f} ms probe, every worker): "
                 f"{self.count:,.0f} wake-ups, {late}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 from structlog.contextvars import bind_contextvars
 
 from services.scoring.results import FinishedGame
@@ -14,6 +13,7 @@ from shared.ids import check_player_id, check_table_id
 from shared.rpc.auth import caller
 from shared.rpc.errors import invalid
 from shared.rpc.games import GAME_ENUMS, name_of
+from shared.rpc.times import timestamp
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
@@ -28,11 +28,9 @@ def game_name(game: int) -> str:
 
 
 def _result_message(game: FinishedGame) -> scoring_pb2.GameResult:
-    finished_at = Timestamp()
-    finished_at.FromNanoseconds(int(game.at * 1e9))
     return scoring_pb2.GameResult(table_id=game.table_id, game_number=game.game_no,
                                   game=GAME_ENUMS[game.game], player_ids=game.player_ids,
-                                  scores=game.scores, winners=game.winners, finished_at=finished_at)
+                                  scores=game.scores, winners=game.winners, finished_at=timestamp(game.at))
 
 
 class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from services.lobby.catalog import (
     check_seat_count,
     engine_options,
@@ -21,6 +19,7 @@ from shared.api.stammtisch.v1 import tournament_pb2
 from shared.games.catalog import CATALOGUE, entry
 from shared.rpc.errors import invalid
 from shared.rpc.games import GAME_ENUMS
+from shared.rpc.times import timestamp, unix_seconds
 
 MAX_NAME = 48
 MAX_CAPACITY = 10_000
@@ -81,7 +80,7 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
         turn_seconds=turn_seconds(request.options, default_turn), capacity=request.capacity,
         rounds=rounds, games_per_round=request.games_per_round, table_size=request.table_size,
         min_size=known.min_seats, max_size=known.max_seats,
-        start_at=request.start_at.ToNanoseconds() / 1e9 if request.HasField("start_at") else 0.0,
+        start_at=unix_seconds(request.start_at) if request.HasField("start_at") else 0.0,
         round_seconds=float(request.round_seconds),
         first_seating=(FirstSeating.RATING if request.first_seating == tournament_pb2.FIRST_SEATING_RATING
                        else FirstSeating.RANDOM),
@@ -91,10 +90,6 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
         no_show_bot=request.no_show == tournament_pb2.NO_SHOW_BOT)
 
 
-def _timestamp(seconds: float) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromNanoseconds(int(seconds * 1e9))
-    return stamp
 
 
 def status_proto(status: Status) -> tournament_pb2.TournamentStatus.ValueType:
@@ -109,7 +104,7 @@ def settings_proto(settings: Settings) -> tournament_pb2.TournamentSettings:
         options=options_proto(settings.options, settings.turn_seconds), capacity=settings.capacity,
         rounds=settings.rounds, games_per_round=settings.games_per_round,
         table_size=settings.table_size,
-        start_at=_timestamp(settings.start_at) if settings.start_at else None,
+        start_at=timestamp(settings.start_at) if settings.start_at else None,
         round_seconds=round(settings.round_seconds),
         first_seating=(tournament_pb2.FIRST_SEATING_RATING if settings.first_seating == FirstSeating.RATING
                        else tournament_pb2.FIRST_SEATING_RANDOM),
@@ -124,7 +119,7 @@ def round_proto(tournament: Tournament, number: int,
     """One seated round with each table's finished games."""
     seated = tournament.rounds[number - 1]
     return tournament_pb2.TournamentRound(
-        round=number, finished=seated.finished, started_at=_timestamp(seated.started_at),
+        round=number, finished=seated.finished, started_at=timestamp(seated.started_at),
         tables=[tournament_pb2.TournamentTable(
             table=index + 1, table_id=tournament.table_id(number, index), player_ids=seats,
             games_finished=sum(1 for r in recorded if r.round == number and r.table == index))
@@ -142,7 +137,7 @@ def tournament_proto(tournament: Tournament, recorded: Sequence[GameResult]) -> 
         current_round=len(tournament.rounds),
         rounds=[round_proto(tournament, number, recorded)
                 for number in range(1, len(tournament.rounds) + 1)],
-        created_at=_timestamp(tournament.created_at))
+        created_at=timestamp(tournament.created_at))
 
 
 def standings_of(tournament: Tournament, recorded: Sequence[GameResult]) -> list[Standing]:

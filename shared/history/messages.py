@@ -7,20 +7,13 @@ import json
 from typing import Any
 
 from google.protobuf.json_format import MessageToJson, Parse
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from shared.api.stammtisch.v1 import common_pb2, history_pb2
 from shared.history.archive import ArchivedCommit, GameArchive
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
+from shared.rpc.times import timestamp, unix_seconds
 
 SERVER = -1
-
-
-def timestamp(at: float) -> Timestamp:
-    """A unix time as a protobuf Timestamp."""
-    stamp = Timestamp()
-    stamp.FromNanoseconds(int(at * 1e9))
-    return stamp
 
 
 def summary_proto(summary: dict[str, Any], seat: int = SERVER) -> history_pb2.GameSummary:
@@ -63,7 +56,7 @@ def archive_of(reply: history_pb2.GetReplayResponse) -> GameArchive:
     seats = [{"seat": s.seat, "player_id": s.player_id, "name": s.name, "bot": s.bot or None}
              for s in summary.seats]
     commits = [ArchivedCommit(
-        seq=c.seq, at=c.committed_at.ToNanoseconds() / 1e9, actor=None if c.actor == SERVER else c.actor,
+        seq=c.seq, at=unix_seconds(c.committed_at), actor=None if c.actor == SERVER else c.actor,
         action=json.loads(c.action_json) if c.action_json else None,
         events=[json.loads(e.data_json) for e in c.events], state=json.loads(c.state_json),
         bots=dict(c.bots)) for c in reply.commits]

@@ -12,7 +12,6 @@ from typing import Any
 
 import grpc
 import orjson
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from shared.api.stammtisch.v1 import (
     accounts_pb2,
@@ -33,6 +32,7 @@ from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES, SERVICE_NAMES, Setting
 from shared.games.catalog import entry
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES
+from shared.rpc.times import unix_seconds
 
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
@@ -129,12 +129,7 @@ class Update:
         sent, and the stdlib parser cost a bench client more than its bot's choices)."""
         return cls(update.table_id, update.seq, [orjson.loads(e.data_json) for e in update.events],
                    orjson.loads(update.view_json) if update.view_json else {}, update.seat,
-                   {d.seat: _seconds(d.expires_at) for d in update.deadlines})
-
-
-def _seconds(stamp: Timestamp) -> float:
-    """A Timestamp as Unix seconds (its fields: ToNanoseconds() is Python code, 2 us a call)."""
-    return stamp.seconds + stamp.nanos / 1e9
+                   {d.seat: unix_seconds(d.expires_at) for d in update.deadlines})
 
 
 class RefusedAction(Exception):

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from shared.api.stammtisch.v1 import tournament_pb2
+from shared.rpc.times import timestamp
 from shared.sdk import tournament as sdk
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.device import login_from_file
@@ -88,8 +88,7 @@ async def bot_entries(endpoints: Endpoints, tournament_id: str, game: str, count
 async def create(endpoints: Endpoints, args: Any) -> int:
     """Create a tournament, print its id, and run its bot entries (if any) to the end."""
     options = {"start_round": args.start_round} if args.start_round else {}
-    start_at = Timestamp()
-    start_at.FromNanoseconds(int((time.time() + args.start_in) * 1e9))
+    start_at = timestamp(time.time() + args.start_in)
     async with StammtischClient(endpoints) as organizer:
         await login(organizer, args.name, args.device)
         created = await sdk.create_tournament(
