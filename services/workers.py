@@ -56,7 +56,7 @@ def shared_ports(settings: Settings, workers: int) -> tuple[Settings, list[int]]
     is resolved here once), and a metrics port per worker."""
     ports = {name: port or free_port() for name, port in settings.ports.items()}
     metrics = [settings.metrics_port or free_port(), *(free_port() for _ in range(workers - 1))]
-    return dataclasses.replace(settings, ports=ports), metrics
+    return dataclasses.replace(settings, ports=ports, share_ports=True), metrics
 
 
 def _die_with_parent() -> None:

@@ -116,6 +116,9 @@ class Settings:
     #: After a write that must survive a failover, wait this long for a replica to have it
     #: (Redis WAIT); -1: 500 in a cluster, 0 (no waiting) on a single Redis.
     redis_wait_ms: int = -1
+    #: Several worker processes bind the same service ports (`stammtisch up --workers N`, set by
+    #: services/workers.py). Otherwise a port already taken is an error, not shared with its owner.
+    share_ports: bool = False
 
     @property
     def shard_count(self) -> int:

@@ -41,7 +41,7 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
         # `stammtisch up --workers N`: N processes bind the same ports (services/workers.py).
-        ("grpc.so_reuseport", 1),
+        ("grpc.so_reuseport", int(settings.share_ports)),
         ("grpc.server.max_pending_requests", MAX_PENDING_CALLS // 2),
         ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
         # No bandwidth-delay probing of what clients send (small action messages): each probe is
