@@ -4,7 +4,10 @@ Live news travels on a NATS connection of its own that does not echo what it
 publishes (``no_echo``): a commit reaches every other process through NATS and
 the process that made it through here, at once and in the order its commits
 were announced, without the trip to the NATS server and back (and without
-parsing the message again). Feeds heal any gap from the log either way.
+parsing the message again). A commit of another process that this process
+read from Redis before its announcement came (the head a commit of its own
+follows) goes the same way, so its streams see no gap. Feeds heal any gap
+from the log either way, and skip a commit they have already had.
 """
 
 from __future__ import annotations
@@ -38,6 +41,6 @@ class LocalCommits:
             self._listeners.pop(table_id, None)
 
     def deliver(self, record: CommitRecord) -> None:
-        """A commit this process just made, to every listener of its table."""
+        """A commit this process just made or read first, to every listener of its table."""
         for listener in tuple(self._listeners.get(record.meta.table_id, ())):
             listener(record)

@@ -53,7 +53,7 @@ if ARGV[3] ~= '' then
   if prev then return {'dup', prev} end
 end
 local cur = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-if cur ~= tonumber(ARGV[1]) then return {'conflict', tostring(cur)} end
+if cur ~= tonumber(ARGV[1]) then return {'conflict', tostring(cur), redis.call('HGET', KEYS[1], 'rec')} end
 local seq = cur + 1
 redis.call('HSET', KEYS[1], 'seq', seq, 'rec', ARGV[2])
 if ARGV[11] == '' then
@@ -132,6 +132,17 @@ class TableStore:
             head = CommitRecord.decode(blob)
             self._remember(head)
         return head
+
+    def _learned(self, table_id: str, blob: bytes) -> CommitRecord:
+        """A head just read from Redis (:meth:`known`). One newer than any this process had is
+        another process's commit whose announcement is still on its way: it goes to this
+        process's streams now, so the commit about to follow it reaches them without a gap
+        (which each stream would read from the log)."""
+        before = self._heads.get(table_id)
+        record = self.known(table_id, blob)
+        if before is None or record.seq > before.seq:
+            self.runtime.local_commits.deliver(record)
+        return record
 
     def _remember(self, record: CommitRecord) -> None:
         """Keep ``record`` as its table's newest known head (records are never changed)."""
@@ -291,8 +302,10 @@ class TableStore:
         """
         # The first attempt runs on the head this process last saw, without reading it: the
         # script's compare-and-set (and its check of the action id) tells whether it was the
-        # newest. Only a head read from Redis may refuse, so a stale one is read again.
+        # newest. Only a head read from Redis may refuse, so a stale one is read again. A lost
+        # compare-and-set answers with the newest head, so the next attempt reads nothing either.
         known = self._heads.get(table_id)
+        newest: CommitRecord | None = None
         head: CommitRecord | None
         for attempt in range(MAX_ATTEMPTS):
             unread = known is not None
@@ -302,6 +315,9 @@ class TableStore:
                     change = change_fn(head)
                 except Exception:  # noqa: BLE001 - judged again on the newest head below
                     continue
+            elif newest is not None:
+                head, newest = newest, None
+                change = change_fn(head)
             else:
                 head, stored = await self._read(table_id, act_key)
                 if stored is not None:
@@ -316,7 +332,7 @@ class TableStore:
                                   change.actor, change.action, change.game)
             has_results = any(e.get("type") in RESULT_EVENTS for e in change.events)
             shard = self.shard_of(table_id)
-            status, value = await self._script(
+            status, *value = await self._script(
                 keys=[self.key(table_id, "head"), self.key(table_id, "log"),
                       self.key(table_id, "acts"), self.clocks_key(change.meta.game, shard),
                       self.outbox_key(shard), self.live_key(change.meta.game, shard)],
@@ -330,10 +346,12 @@ class TableStore:
                 self._remember(record)
                 return record, None
             if status == b"dup":
-                return await self._answered(table_id, dict(orjson.loads(value)))
+                return await self._answered(table_id, dict(orjson.loads(value[0])))
             if not unread:  # a head read from Redis lost a race; an unread one was merely old
                 COMMIT_RETRIES.labels(change.meta.game).inc()
-            log.debug("commit_conflict", table_id=table_id, attempt=attempt, seq=int(value))
+            log.debug("commit_conflict", table_id=table_id, attempt=attempt, seq=int(value[0]))
+            if len(value) > 1:
+                newest = self._learned(table_id, value[1])
         raise Busy(f"table {table_id!r} is busy; retry")
 
     async def _read(self, table_id: str, act_key: str) -> tuple[CommitRecord | None, dict[str, Any] | None]:
@@ -343,7 +361,7 @@ class TableStore:
             if act_key:
                 pipe.hget(self.key(table_id, "acts"), act_key)
             replies = await pipe.execute()
-        head = None if replies[0] is None else self.known(table_id, replies[0])
+        head = None if replies[0] is None else self._learned(table_id, replies[0])
         stored = None if not act_key or replies[1] is None else dict(orjson.loads(replies[1]))
         return head, stored
 

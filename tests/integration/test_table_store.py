@@ -234,6 +234,56 @@ async def test_a_stale_head_in_this_process_never_refuses_an_action(runtime: Run
     assert [r.seq for r in await mine.log_after("t1", 0)] == [1, 2, 3]
 
 
+async def test_a_commit_after_another_process_moved_on_reads_nothing_and_leaves_no_gap(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process committed, and its announcement has not come yet: the lost
+    compare-and-set answers with the newest head, the next attempt commits on it without
+    reading the head, and this process's streams get that head before the commit that follows
+    it. Before, the head was read in a round trip of its own and every stream of the table,
+    seeing the next seq first, read the commit it lacked from the log."""
+    monkeypatch.setattr(feed, "IDLE_CHECK_SECONDS", 60.0)
+    mine, other = _store(runtime), _store(runtime)
+    head = await _willi_table(mine)
+    head_reads: list[str] = []
+    log_reads: list[int] = []
+    read_head, read_log = mine._read, mine.log_after
+
+    async def counted_head(table_id: str, act_key: str) -> Any:
+        head_reads.append(table_id)
+        return await read_head(table_id, act_key)
+
+    async def counted_log(table_id: str, after_seq: int, *args: Any, **kwargs: Any) -> list[CommitRecord]:
+        log_reads.append(after_seq)
+        return await read_log(table_id, after_seq, *args, **kwargs)
+
+    monkeypatch.setattr(mine, "_read", counted_head)
+    monkeypatch.setattr(mine, "log_after", counted_log)
+    commits = TableFeeds(runtime, mine).commits("t1", 1)
+    pending = asyncio.ensure_future(anext(commits))
+    await asyncio.sleep(0.1)  # the stream has read the log and waits for news
+    card = head.game().view(0)["hands"][0][0]
+    await other.commit("t1", _apply(0, {"type": "discard", "card": card}))  # seq 2, not announced
+    record, _ = await mine.commit("t1", _no_change)
+    assert record is not None and record.seq == 3
+    await Announcer(runtime, mine).announce(record)
+    assert (await asyncio.wait_for(pending, 5)).seq == 2
+    assert (await asyncio.wait_for(anext(commits), 5)).seq == 3
+    await commits.aclose()
+    assert head_reads == [], "the head was read again after the compare-and-set had returned it"
+    assert log_reads == [1], "a stream read a commit from the log that this process had read already"
+
+
+async def test_a_refusal_on_the_head_a_lost_commit_returned_stands(runtime: Runtime) -> None:
+    """The head a lost compare-and-set returns is the newest: a change it refuses is refused."""
+    mine, other = _store(runtime), _store(runtime)
+    head = await _willi_table(mine)
+    card = head.game().view(0)["hands"][0][0]
+    await other.commit("t1", _apply(0, {"type": "discard", "card": card}))
+    with pytest.raises(RuleError):  # seat 0 has discarded already
+        await mine.commit("t1", _apply(0, {"type": "discard", "card": card}))
+    assert (await mine.head("t1")).seq == 2
+
+
 async def test_act_answers_with_the_update_the_actors_stream_carries(
         runtime: Runtime, settings: Settings) -> None:
     """Act does not build the caller's update a second time: it is the one the stream sends."""
