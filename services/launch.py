@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.config import SERVICE_NAMES
@@ -25,6 +25,7 @@ from shared.localinfra import free_port
 STAMMTISCH = str(Path(sys.executable).parent / "stammtisch")
 _ENDPOINT = re.compile(r"\s+(\w+)\s+(?:grpc|http|redis|nats)://(\S+)")
 _WORKERS = re.compile(r"Stammtisch is up \(\d+ workers?, pid ([\d, ]+)\)")
+_TABLE_PORTS = re.compile(r"\s+(\w+)\s+tables placed on each worker's own port: ([\d, ]+)")
 
 
 @dataclass
@@ -42,6 +43,9 @@ class LaunchedStack:
     #: The server processes' pids: the stack's own, or its workers' (``--workers N``).
     pids: list[int]
     _drain: threading.Thread | None = None
+    #: With several workers: per table service, each worker's own port, in the workers' order
+    #: (that of ``pids`` and of the ``metrics``, ``metrics2``... endpoints; shared/placement.py).
+    table_ports: dict[str, list[int]] = field(default_factory=dict)
 
     def stop(self, timeout: float = 30.0) -> str:
         """SIGTERM, wait, and return what it logged (its stderr, kept in a file so it never blocks)."""
@@ -90,6 +94,7 @@ def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 6
                                    stderr=log, text=True)
     endpoints: dict[str, str] = {}
     pids: list[int] = []
+    table_ports: dict[str, list[int]] = {}
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
     while time.monotonic() < deadline:
@@ -102,9 +107,12 @@ def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 6
         found = _ENDPOINT.match(line)
         if found:
             endpoints[found.group(1)] = found.group(2)
+        placed = _TABLE_PORTS.match(line)
+        if placed:
+            table_ports[placed.group(1)] = [int(port) for port in placed.group(2).split(",")]
         if line.startswith("Press Ctrl-C"):
             return LaunchedStack(process, endpoints, log_path, pids,
-                                 _drain_stdout(process, data_dir / "stdout.log"))
+                                 _drain_stdout(process, data_dir / "stdout.log"), table_ports)
     process.kill()
     process.communicate()
     raise RuntimeError(f"the stack did not come up: {log_path.read_text()[-2000:]}")

@@ -76,7 +76,8 @@ async def serve_until_stopped(settings: Settings, names: Sequence[str],
 
 def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:
     """What `stammtisch up` serves, on stdout (services/launch.py reads it): the shared
-    service ports, then each worker's metrics port (``metrics``, ``metrics2``, ...)."""
+    service ports, then each worker's metrics port (``metrics``, ``metrics2``, ...) and, with
+    several workers, their own table ports (shared/placement.py)."""
     host = settings.bind_host
     pids = ", ".join(str(worker["pid"]) for worker in workers)
     print(f"Stammtisch is up ({len(workers)} worker{'s' if len(workers) > 1 else ''}, pid {pids}):",
@@ -88,6 +89,9 @@ def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:
     for label, worker in zip(labels, workers, strict=True):
         print(f"  {label:<{width}} http://{host}:{worker['metrics_port']}/metrics  (pid {worker['pid']})",
               flush=True)
+    for name, ports in settings.table_ports.items():
+        print(f"  {name:<{width}} tables placed on each worker's own port: "
+              f"{', '.join(str(port) for port in ports)}", flush=True)
     print(f"  {'redis':<{width}} {settings.redis_url}\n  {'nats':<{width}} {settings.nats_url}", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
 

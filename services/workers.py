@@ -36,6 +36,7 @@ from typing import Any
 from shared.config import Settings
 from shared.localinfra import free_port
 from shared.logs import get_logger
+from shared.placement import TABLE_SERVICES
 
 log = get_logger("workers")
 
@@ -53,10 +54,13 @@ WorkerMain = Callable[[Settings, Callable[[Ready], None]], None]
 
 def shared_ports(settings: Settings, workers: int) -> tuple[Settings, list[int]]:
     """Settings whose service ports are fixed (every worker must bind the same ones, so port 0
-    is resolved here once), and a metrics port per worker."""
+    is resolved here once) with each worker's own table ports (shared/placement.py), and a
+    metrics port per worker."""
     ports = {name: port or free_port() for name, port in settings.ports.items()}
+    table_ports: dict[str, tuple[int, ...]] = {
+        name: tuple(free_port() for _ in range(workers)) for name in TABLE_SERVICES}
     metrics = [settings.metrics_port or free_port(), *(free_port() for _ in range(workers - 1))]
-    return dataclasses.replace(settings, ports=ports, share_ports=True), metrics
+    return dataclasses.replace(settings, ports=ports, share_ports=True, table_ports=table_ports), metrics
 
 
 def _die_with_parent() -> None:
@@ -96,7 +100,7 @@ class WorkerPool:
     def __init__(self, body: WorkerMain, settings: Settings, metrics_ports: Sequence[int]) -> None:
         self.body = body
         self._context = multiprocessing.get_context("fork")
-        self.slots = [_Slot(i, dataclasses.replace(settings, metrics_port=port))
+        self.slots = [_Slot(i, dataclasses.replace(settings, metrics_port=port, worker_slot=i))
                       for i, port in enumerate(metrics_ports)]
         self._stop = threading.Event()
 

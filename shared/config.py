@@ -119,6 +119,11 @@ class Settings:
     #: Several worker processes bind the same service ports (`stammtisch up --workers N`, set by
     #: services/workers.py). Otherwise a port already taken is an error, not shared with its owner.
     share_ports: bool = False
+    #: Per table service (engine, arbiter), the port of each worker of `stammtisch up --workers N`
+    #: where that worker alone serves it (shared/placement.py); empty with one process.
+    table_ports: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: Which of those workers this process is (its index in each tuple of ``table_ports``).
+    worker_slot: int = 0
 
     @property
     def shard_count(self) -> int:

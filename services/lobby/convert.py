@@ -15,9 +15,10 @@ _STATUS = {
 }
 
 
-def table_proto(table: LobbyTable) -> lobby_pb2.Table:
-    """The whole public picture of a table: seats, names, readiness, newcomers."""
-    return lobby_pb2.Table(
+def table_proto(table: LobbyTable, play_port: int = 0) -> lobby_pb2.Table:
+    """The whole public picture of a table: seats, names, readiness, newcomers, and where it is
+    played best (shared/placement.py)."""
+    return lobby_pb2.Table(play_port=play_port,
         table_id=table.table_id, game=GAME_ENUMS[table.game],
         options=options_proto(table.options, table.turn_seconds),
         seats=[lobby_pb2.Seat(seat=index, player_id=seat.player_id, name=seat.name,

@@ -17,6 +17,7 @@ from services.history.archiver import Archiver
 from services.history.servicer import HistoryServicer
 from services.history.store import ArchiveStore
 from services.lobby.convert import table_proto
+from services.lobby.model import LobbyTable
 from services.lobby.players import PlayerNames
 from services.lobby.quickmatch import QuickMatch
 from services.lobby.results import GameResults
@@ -24,6 +25,7 @@ from services.lobby.tables import Lobby
 from services.scoring.storage import ScoreStore
 from shared.api.stammtisch.v1 import accounts_pb2_grpc, history_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 from shared.ids import check_table_id, new_player_id
+from shared.placement import play_port
 from shared.rpc.auth import TokenSigner, caller
 from shared.rpc.errors import invalid
 from shared.runtime import Runtime
@@ -43,9 +45,13 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         self.lobby = lobby
         self.quick = quick
         self.names = names
-        settings = runtime.settings
+        settings = self.settings = runtime.settings
         self.signer = TokenSigner.from_settings(settings)
         self.token_ttl = settings.guest_token_ttl_seconds
+
+    def _table(self, table: LobbyTable) -> lobby_pb2.Table:
+        """The table as players see it, with the port of the worker that holds it."""
+        return table_proto(table, play_port(self.settings, table.game, table.table_id))
 
     async def Login(self, request: lobby_pb2.LoginRequest,
                     context: grpc.aio.ServicerContext) -> lobby_pb2.LoginResponse:
@@ -65,43 +71,43 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         table = await self.lobby.create(caller(), request.game, request.seats, request.options,
                                         request.join)
         _bind_table(table.table_id)
-        return lobby_pb2.CreateTableResponse(table=table_proto(table))
+        return lobby_pb2.CreateTableResponse(table=self._table(table))
 
     async def ListTables(self, request: lobby_pb2.ListTablesRequest,
                          context: grpc.aio.ServicerContext) -> lobby_pb2.ListTablesResponse:
         tables = await self.lobby.list(request.game, request.open_only, request.limit)
-        return lobby_pb2.ListTablesResponse(tables=[table_proto(table) for table in tables])
+        return lobby_pb2.ListTablesResponse(tables=[self._table(table) for table in tables])
 
     async def GetTable(self, request: lobby_pb2.GetTableRequest,
                        context: grpc.aio.ServicerContext) -> lobby_pb2.GetTableResponse:
         _bind_table(request.table_id)
-        return lobby_pb2.GetTableResponse(table=table_proto(await self.lobby.get(request.table_id)))
+        return lobby_pb2.GetTableResponse(table=self._table(await self.lobby.get(request.table_id)))
 
     async def JoinTable(self, request: lobby_pb2.JoinTableRequest,
                         context: grpc.aio.ServicerContext) -> lobby_pb2.JoinTableResponse:
         _bind_table(request.table_id)
         wish = request.seat if request.HasField("seat") else None
         table, seat = await self.lobby.join(caller(), request.table_id, wish, request.spectator)
-        return lobby_pb2.JoinTableResponse(table=table_proto(table), seat=seat)
+        return lobby_pb2.JoinTableResponse(table=self._table(table), seat=seat)
 
     async def LeaveTable(self, request: lobby_pb2.LeaveTableRequest,
                          context: grpc.aio.ServicerContext) -> lobby_pb2.LeaveTableResponse:
         _bind_table(request.table_id)
         table = await self.lobby.leave(caller(), request.table_id)
-        return lobby_pb2.LeaveTableResponse(table=table_proto(table))
+        return lobby_pb2.LeaveTableResponse(table=self._table(table))
 
     async def SetReady(self, request: lobby_pb2.SetReadyRequest,
                        context: grpc.aio.ServicerContext) -> lobby_pb2.SetReadyResponse:
         _bind_table(request.table_id)
         table = await self.lobby.set_ready(caller(), request.table_id, request.ready)
-        return lobby_pb2.SetReadyResponse(table=table_proto(table))
+        return lobby_pb2.SetReadyResponse(table=self._table(table))
 
     async def AddBot(self, request: lobby_pb2.AddBotRequest,
                      context: grpc.aio.ServicerContext) -> lobby_pb2.AddBotResponse:
         _bind_table(request.table_id)
         wish = request.seat if request.HasField("seat") else None
         table = await self.lobby.add_bot(caller(), request.table_id, wish, request.level)
-        return lobby_pb2.AddBotResponse(table=table_proto(table))
+        return lobby_pb2.AddBotResponse(table=self._table(table))
 
     async def QuickMatch(self, request: lobby_pb2.QuickMatchRequest,  # type: ignore[override]
                          context: grpc.aio.ServicerContext) -> AsyncIterator[lobby_pb2.QuickMatchResponse]:
@@ -110,7 +116,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
                 yield lobby_pb2.QuickMatchResponse(queued=update.queued)
             else:
                 _bind_table(update.table.table_id)
-                yield lobby_pb2.QuickMatchResponse(queued=update.queued, table=table_proto(update.table),
+                yield lobby_pb2.QuickMatchResponse(queued=update.queued, table=self._table(update.table),
                                                    seat=update.seat)
 
     async def SendChat(self, request: lobby_pb2.SendChatRequest,
@@ -124,7 +130,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         _bind_table(request.table_id)
         async for table, news in self.lobby.watch(request.table_id):
             yield lobby_pb2.WatchTableResponse(
-                table=table_proto(table), change=news["change"],
+                table=self._table(table), change=news["change"],
                 player_id=news.get("player_id", ""), text=news.get("text", ""))
 
 

@@ -12,6 +12,7 @@ from grpc_reflection.v1alpha import reflection
 
 from shared.config import MAX_REPLY_BYTES, Settings
 from shared.metrics import BAD_REQUESTS, count_from_zero
+from shared.placement import own_port
 from shared.rpc.auth import TokenSigner
 from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
 from shared.rpc.login_limits import LoginLimitInterceptor
@@ -78,6 +79,9 @@ async def create_server(
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind gRPC server to {address}")
+    own = own_port(settings, service)
+    if own and server.add_insecure_port(f"{address.rpartition(':')[0]}:{own}") == 0:
+        raise OSError(f"cannot bind this worker's own {service} port {own}")
     await server.start()
     for name in ("", *full_names):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -230,6 +230,7 @@ class PlayStream:
                     if err.code() not in RETRYABLE:
                         raise
                     self._call = None
+                    self.client.unplace(self.table_id, err)
                     await asyncio.sleep(0.2)
         except Exception as exc:  # noqa: BLE001 - handed to whoever waits on this stream
             for _request, answered in self._pending.values():
@@ -240,8 +241,7 @@ class PlayStream:
 
     async def _follow(self) -> None:
         """One call: open it after the last seq seen, resend unanswered actions, then read."""
-        stub = self.client.arbiter if self._realtime else self.client.engine
-        call = stub.Play(metadata=self.client.auth)
+        call = self.client.table_stub(self.table_id, self._realtime).Play(metadata=self.client.auth)
         # The server sends its headers once it accepts the call. A write racing a refusal
         # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
         await call.initial_metadata()
@@ -296,6 +296,10 @@ class StammtischClient:
         self.player_id = ""
         self.name = ""
         self._games: dict[str, str] = {}
+        #: Table id -> the address of the server process that holds it (Table.play_port).
+        self._placed: dict[str, str] = {}
+        #: Address -> channel to one server process, and its engine and arbiter stubs.
+        self._direct: dict[str, tuple[grpc.aio.Channel, Any, Any]] = {}
         self._refresher: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
@@ -303,7 +307,8 @@ class StammtischClient:
         if self._refresher is not None:
             self._refresher.cancel()
             await asyncio.gather(self._refresher, return_exceptions=True)
-        await asyncio.gather(*(channel.close() for channel in self._channels.values()))
+        channels = [*self._channels.values(), *(channel for channel, _, _ in self._direct.values())]
+        await asyncio.gather(*(channel.close() for channel in channels))
 
     async def __aenter__(self) -> StammtischClient:
         return self
@@ -370,7 +375,7 @@ class StammtischClient:
         reply = await self.lobby.CreateTable(lobby_pb2.CreateTableRequest(
             game=GAME_ENUMS[game], seats=seats, options=common_pb2.TableOptions(**options), join=join),
             metadata=self.auth)
-        self._games[reply.table.table_id] = game
+        self.remember_table(reply.table)
         return reply.table
 
     async def join(self, table_id: str, seat: int | None = None,
@@ -380,7 +385,7 @@ class StammtischClient:
         if seat is not None:
             request.seat = seat
         reply = await self.lobby.JoinTable(request, metadata=self.auth)
-        self._games[table_id] = GAME_NAMES[reply.table.game]
+        self.remember_table(reply.table)
         return reply
 
     async def add_bot(self, table_id: str, level: str = "") -> lobby_pb2.Table:
@@ -405,7 +410,7 @@ class StammtischClient:
         """The table as the lobby has it now."""
         reply = await self.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id),
                                           metadata=self.auth)
-        self._games[table_id] = GAME_NAMES[reply.table.game]
+        self.remember_table(reply.table)
         return reply.table
 
     async def list_tables(self, game: str | None = None, open_only: bool = True,
@@ -435,7 +440,7 @@ class StammtischClient:
         try:
             async for reply in call:
                 if reply.HasField("table"):
-                    self._games[reply.table.table_id] = game
+                    self.remember_table(reply.table)
                 yield reply
         finally:
             call.cancel()
@@ -455,6 +460,36 @@ class StammtischClient:
                                   metadata=self.auth)
 
     # -- play --------------------------------------------------------------------------
+
+    def remember_table(self, table: lobby_pb2.Table) -> None:
+        """Remember a table's game and where it is played best: with ``play_port`` set, the
+        server process that holds the table, on the host of the game's service (not for a
+        service given as several replicas: they are other hosts)."""
+        self._games[table.table_id] = GAME_NAMES[table.game]
+        endpoint = getattr(self.endpoints, entry(self._games[table.table_id]).service)
+        if table.play_port and "," not in endpoint:
+            self._placed[table.table_id] = f"{endpoint.rpartition(':')[0]}:{table.play_port}"
+        else:
+            self._placed.pop(table.table_id, None)
+
+    def table_stub(self, table_id: str, realtime: bool) -> Any:
+        """The stub that plays the table: of the process that holds it, if the lobby said which,
+        else of the game's service (arbiter if ``realtime``, else engine)."""
+        address = self._placed.get(table_id)
+        if address is None:
+            return self.arbiter if realtime else self.engine
+        if address not in self._direct:
+            channel = open_channel(address)
+            self._direct[address] = (channel, engine_pb2_grpc.EngineServiceStub(channel),
+                                     arbiter_pb2_grpc.ArbiterServiceStub(channel))
+        _channel, engine, arbiter = self._direct[address]
+        return arbiter if realtime else engine
+
+    def unplace(self, table_id: str, err: grpc.aio.AioRpcError) -> bool:
+        """After ``err``, play the table through the game's service again if the process that
+        holds it did not answer (it may be restarting; any process serves every table).
+        True when the table had such a place."""
+        return err.code() == grpc.StatusCode.UNAVAILABLE and self._placed.pop(table_id, None) is not None
 
     async def _game_of(self, table_id: str) -> str:
         if table_id not in self._games:
@@ -477,18 +512,20 @@ class StammtischClient:
         message = action_to_proto(action)
         for attempt in range(attempts):
             try:
+                stub = self.table_stub(table_id, realtime)
                 if realtime:
-                    reply: Any = await self.arbiter.Act(arbiter_pb2.ArbiterServiceActRequest(
+                    reply: Any = await stub.Act(arbiter_pb2.ArbiterServiceActRequest(
                         table_id=table_id, action_id=action_id, action=message, round=round_no),
                         metadata=self.auth)
                 else:
-                    reply = await self.engine.Act(engine_pb2.ActRequest(
+                    reply = await stub.Act(engine_pb2.ActRequest(
                         table_id=table_id, action_id=action_id, action=message), metadata=self.auth)
                 return Update.from_proto(reply.update)
             except grpc.aio.AioRpcError as err:
                 violation = rule_violation_of(err)
                 if violation is not None:
                     raise RefusedAction(rule_code_name(violation), violation.message) from err
+                self.unplace(table_id, err)
                 if err.code() not in RETRYABLE or attempt == attempts - 1:
                     raise
                 await asyncio.sleep(min(MAX_BACKOFF_SECONDS, 0.05 * 2 ** attempt))
@@ -505,12 +542,15 @@ class StammtischClient:
 
     async def view(self, table_id: str) -> Update:
         """The newest state as this player sees it."""
-        if await self._on_arbiter(table_id):
-            reply: Any = await self.arbiter.GetView(
-                arbiter_pb2.ArbiterServiceGetViewRequest(table_id=table_id), metadata=self.auth)
-        else:
-            reply = await self.engine.GetView(engine_pb2.GetViewRequest(table_id=table_id),
-                                              metadata=self.auth)
+        realtime = await self._on_arbiter(table_id)
+        request: Any = (arbiter_pb2.ArbiterServiceGetViewRequest(table_id=table_id) if realtime
+                        else engine_pb2.GetViewRequest(table_id=table_id))
+        try:
+            reply = await self.table_stub(table_id, realtime).GetView(request, metadata=self.auth)
+        except grpc.aio.AioRpcError as err:
+            if not self.unplace(table_id, err):
+                raise
+            reply = await self.table_stub(table_id, realtime).GetView(request, metadata=self.auth)
         return Update.from_proto(reply.update)
 
     async def wait_for_game(self, table_id: str, poll_seconds: float = 0.3) -> Update:
@@ -529,11 +569,12 @@ class StammtischClient:
         last = after_seq
         realtime = await self._on_arbiter(table_id)
         while True:
+            stub = self.table_stub(table_id, realtime)
             if realtime:
-                stream: Any = self.arbiter.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
+                stream: Any = stub.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
                     table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH), metadata=self.auth)
             else:
-                stream = self.engine.Subscribe(engine_pb2.SubscribeRequest(
+                stream = stub.Subscribe(engine_pb2.SubscribeRequest(
                     table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH), metadata=self.auth)
             try:
                 async for reply in stream:
@@ -545,4 +586,5 @@ class StammtischClient:
             except grpc.aio.AioRpcError as err:
                 if not reconnect or err.code() not in RETRYABLE:
                     raise
+                self.unplace(table_id, err)
                 await asyncio.sleep(0.2)

@@ -136,12 +136,19 @@ class Table(_message.Message):
     SPECTATORS_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     WAITING_FIELD_NUMBER: _builtins.int
+    PLAY_PORT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _common_pb2.Game.ValueType
     status: Global___TableStatus.ValueType
     games_played: _builtins.int
     """Games played at this table so far (the running one included)."""
     spectators: _builtins.int
+    play_port: _builtins.int
+    """Where this table is played best: a port on the host of the game's service (the engine's,
+    or the arbiter's for Wie Waldi), served by the one server process that holds the table, when
+    the server runs several processes on one host. 0: use the service's own address. Every
+    process serves every table either way; this port only spares them work (proto/README.md).
+    """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions: ...
     @_builtins.property
@@ -164,10 +171,11 @@ class Table(_message.Message):
         spectators: _builtins.int = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         waiting: _abc.Iterable[Global___Seat] | None = ...,
+        play_port: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game", b"game", "games_played", b"games_played", "options", b"options", "seats", b"seats", "spectators", b"spectators", "status", b"status", "table_id", b"table_id", "waiting", b"waiting"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game", b"game", "games_played", b"games_played", "options", b"options", "play_port", b"play_port", "seats", b"seats", "spectators", b"spectators", "status", b"status", "table_id", b"table_id", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
