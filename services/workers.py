@@ -57,8 +57,11 @@ def shared_ports(settings: Settings, workers: int) -> tuple[Settings, list[int]]
     is resolved here once) with each worker's own table ports (shared/placement.py), and a
     metrics port per worker."""
     ports = {name: port or free_port() for name, port in settings.ports.items()}
+    base = settings.table_port_base
     table_ports: dict[str, tuple[int, ...]] = {
-        name: tuple(free_port() for _ in range(workers)) for name in TABLE_SERVICES}
+        name: tuple(base + worker * len(TABLE_SERVICES) + index if base else free_port()
+                    for worker in range(workers))
+        for index, name in enumerate(TABLE_SERVICES)}
     metrics = [settings.metrics_port or free_port(), *(free_port() for _ in range(workers - 1))]
     return dataclasses.replace(settings, ports=ports, share_ports=True, table_ports=table_ports), metrics
 

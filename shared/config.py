@@ -124,6 +124,8 @@ class Settings:
     table_ports: dict[str, tuple[int, ...]] = field(default_factory=dict)
     #: Which of those workers this process is (its index in each tuple of ``table_ports``).
     worker_slot: int = 0
+    #: The first of the workers' own table ports, one after another (0: free ports).
+    table_port_base: int = 0
 
     @property
     def shard_count(self) -> int:
@@ -176,4 +178,5 @@ class Settings:
             redis_cluster=_flag("STAMMTISCH_REDIS_CLUSTER"),
             redis_shards=_int("STAMMTISCH_REDIS_SHARDS", cls.redis_shards),
             redis_wait_ms=_int("STAMMTISCH_REDIS_WAIT_MS", cls.redis_wait_ms),
+            table_port_base=_int("STAMMTISCH_TABLE_PORT_BASE", cls.table_port_base),
         )

@@ -38,3 +38,8 @@ def test_each_worker_knows_its_own_ports() -> None:
     assert set(settings.table_ports) == set(TABLE_SERVICES)
     ports = [port for each in settings.table_ports.values() for port in each]
     assert len(ports) == 3 * len(TABLE_SERVICES) == len(set(ports))
+
+
+def test_the_workers_own_ports_can_be_fixed_for_a_firewall() -> None:
+    settings, _metrics = shared_ports(Settings(table_port_base=47000), 2)
+    assert settings.table_ports == {"arbiter": (47000, 47002), "engine": (47001, 47003)}
