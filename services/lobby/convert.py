@@ -18,7 +18,7 @@ _STATUS = {
 def table_proto(table: LobbyTable, play_port: int = 0) -> lobby_pb2.Table:
     """The whole public picture of a table: seats, names, readiness, newcomers, and where it is
     played best (shared/placement.py)."""
-    return lobby_pb2.Table(play_port=play_port,
+    return lobby_pb2.Table(
         table_id=table.table_id, game=GAME_ENUMS[table.game],
         options=options_proto(table.options, table.turn_seconds),
         seats=[lobby_pb2.Seat(seat=index, player_id=seat.player_id, name=seat.name,
@@ -28,4 +28,5 @@ def table_proto(table: LobbyTable, play_port: int = 0) -> lobby_pb2.Table:
         spectators=len(table.spectators), created_at=timestamp(table.created_at),
         waiting=[lobby_pb2.Seat(seat=NO_SEAT if entry.seat is None else entry.seat,
                                 player_id=entry.player_id, name=entry.name)
-                 for entry in table.waiting])
+                 for entry in table.waiting],
+        play_port=play_port)
