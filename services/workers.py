@@ -34,7 +34,7 @@ from multiprocessing.context import ForkProcess
 from typing import Any
 
 from shared.config import Settings
-from shared.localinfra import free_port
+from shared.localinfra import claim_ports, free_port
 from shared.logs import get_logger
 from shared.placement import TABLE_SERVICES
 
@@ -56,6 +56,7 @@ def shared_ports(settings: Settings, workers: int) -> tuple[Settings, list[int]]
     """Settings whose service ports are fixed (every worker must bind the same ones, so port 0
     is resolved here once) with each worker's own table ports (shared/placement.py), and a
     metrics port per worker."""
+    claim_ports([*settings.ports.values(), settings.metrics_port])
     ports = {name: port or free_port() for name, port in settings.ports.items()}
     base = settings.table_port_base
     table_ports: dict[str, tuple[int, ...]] = {

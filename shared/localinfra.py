@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -115,6 +115,13 @@ def free_port() -> int:
                     _handed_out.clear()
                 _handed_out.add(port)
                 return port
+
+
+def claim_ports(ports: Iterable[int]) -> None:
+    """Ports this process was given (a stack's settings) that :func:`free_port` must not hand
+    out as well: the kernel offers a port that is not bound yet to anyone who asks."""
+    with _handing_out:
+        _handed_out.update(port for port in ports if port)
 
 
 def answers(url: str, timeout: float = 0.5) -> bool:

@@ -13,6 +13,8 @@ import dataclasses
 import grpc
 import pytest
 
+from services.workers import shared_ports
+from shared import localinfra
 from shared.config import Settings
 from shared.localinfra import free_port
 from shared.rpc.server import create_server
@@ -47,3 +49,31 @@ async def test_the_workers_of_one_stack_share_their_ports() -> None:
         await second.stop(None)
     finally:
         await first.stop(None)
+
+
+def test_workers_own_ports_are_none_of_the_ports_the_stack_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`up` picks each worker's table ports itself, while the ports its launcher gave it for the
+    services may not be bound yet: the kernel would offer one of them again, and the workers
+    (SO_REUSEPORT) would share it with that service."""
+    given = Settings(ports={"lobby": 41001, "engine": 41002, "arbiter": 41003, "scoring": 41004,
+                            "tournament": 41005}, metrics_port=41006)
+    offered = iter([41002, 41006, 41003, 42001, 42002, 42003, 42004, 42005])
+
+    class Probe:
+        def __enter__(self) -> Probe:
+            return self
+
+        def __exit__(self, *_exc: object) -> None:
+            pass
+
+        def bind(self, _address: object) -> None:
+            pass
+
+        def getsockname(self) -> tuple[str, int]:
+            return "127.0.0.1", next(offered)
+
+    monkeypatch.setattr(localinfra.socket, "socket", Probe)
+    monkeypatch.setattr(localinfra, "_handed_out", set())  # whatever other tests were handed
+    settings, metrics = shared_ports(given, 2)
+    picked = [port for ports in settings.table_ports.values() for port in ports] + metrics[1:]
+    assert not set(picked) & {*given.ports.values(), given.metrics_port}, picked
