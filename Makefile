@@ -43,7 +43,7 @@ test: $(STAMP) redis-server prometheus
 	$(BIN)/python -m pytest
 
 proto: $(STAMP)
-	$(BIN)/python -m shared.protogen
+	$(BIN)/python -m services.tools.protogen
 
 lint: $(STAMP)
 	$(BIN)/ruff check shared services tests

@@ -78,7 +78,7 @@ class Settings:
     ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     metrics_port: int = 9100
     key_prefix: str = "st"
-    #: No built-in secret: `serve` refuses to start without one, `up` makes one (shared/token_secret.py).
+    #: No built-in secret: `serve` refuses to start without one, `up` makes one (shared/rpc/token_secret.py).
     token_secret: str = ""
     #: The secret before the last rotation: its tokens are still accepted, new ones use token_secret.
     token_secret_previous: str = ""
@@ -109,18 +109,18 @@ class Settings:
     keepalive_seconds: float = 30.0
     #: The AOF fsync policy of a Redis that `stammtisch up` starts: everysec, always or off.
     redis_fsync: str = "everysec"
-    #: REDIS_URL is a seed node of a Redis Cluster (redis-py's cluster client; shared/shards.py).
+    #: REDIS_URL is a seed node of a Redis Cluster (redis-py's cluster client; shared/infra/shards.py).
     redis_cluster: bool = False
-    #: Shards of the indexes over tables; 0: 16 in a cluster, 1 on a single Redis (shared/shards.py).
+    #: Shards of the indexes over tables; 0: 16 in a cluster, 1 on a single Redis (shared/infra/shards.py).
     redis_shards: int = 0
     #: After a write that must survive a failover, wait this long for a replica to have it
     #: (Redis WAIT); -1: 500 in a cluster, 0 (no waiting) on a single Redis.
     redis_wait_ms: int = -1
     #: Several worker processes bind the same service ports (`stammtisch up --workers N`, set by
-    #: services/workers.py). Otherwise a port already taken is an error, not shared with its owner.
+    #: services/host/workers.py). Otherwise a port already taken is an error, not shared with its owner.
     share_ports: bool = False
     #: Per table service (engine, arbiter), the port of each worker of `stammtisch up --workers N`
-    #: where that worker alone serves it (shared/placement.py); empty with one process.
+    #: where that worker alone serves it (shared/tables/placement.py); empty with one process.
     table_ports: dict[str, tuple[int, ...]] = field(default_factory=dict)
     #: Which of those workers this process is (its index in each tuple of ``table_ports``).
     worker_slot: int = 0

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
-from shared.localinfra import local_servers
-from shared.runtime import Runtime, open_runtime
+from shared.infra.local import local_servers
+from shared.infra.runtime import Runtime, open_runtime
 
 #: Property tests check properties, not speed (that is `make bench`'s business): no deadline
 #: per example, which a machine loaded by other work overruns with perfectly fast code (the
@@ -87,7 +87,7 @@ async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
 @pytest.fixture
 async def stack(settings: Settings) -> AsyncIterator[dict[str, str]]:
     """Every service in this process; yields service name -> "host:port"."""
-    from services.runner import running_services
+    from services.host.runner import running_services
 
     async with running_services(settings, SERVICE_NAMES) as running:
         yield {item.service.name: f"127.0.0.1:{item.port}" for item in running}

@@ -24,8 +24,8 @@ import grpc
 
 from services.accounts.secrets_hash import hash_secret, matches
 from shared.ids import new_player_id
+from shared.infra.runtime import Runtime
 from shared.rpc.errors import ServiceError
-from shared.runtime import Runtime
 
 _CREATE = """
 -- KEYS: device   ARGV: player_id, device_id, salt, hash, now

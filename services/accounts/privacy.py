@@ -17,7 +17,7 @@ from typing import Any
 from services.accounts.devices import Accounts
 from services.accounts.sessions import Sessions
 from services.history.store import ArchiveStore
-from services.scoring.storage import ScoreStore
+from services.scoring.store import ScoreStore
 from shared.ids import new_player_id
 
 

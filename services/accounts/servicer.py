@@ -15,10 +15,10 @@ from services.accounts.devices import Accounts
 from services.accounts.privacy import PlayerData
 from services.accounts.sessions import Refresh, Sessions
 from shared.api.stammtisch.v1 import accounts_pb2, accounts_pb2_grpc
+from shared.infra.runtime import Runtime
 from shared.rpc.auth import TokenSigner, caller
 from shared.rpc.errors import ServiceError, invalid, precondition
 from shared.rpc.times import timestamp
-from shared.runtime import Runtime
 
 MAX_NAME = 24
 DEFAULT_NAME = "Player"

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import grpc
 
 from services.accounts.secrets_hash import token_hash
+from shared.infra.runtime import Runtime
 from shared.rpc.errors import ServiceError
-from shared.runtime import Runtime
 
 _TOKEN = re.compile(r"([0-9a-f]{32})\.([A-Za-z0-9_-]{43})")
 

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from services.base import Service
-from services.tableplay import (
+from services.host.base import Service
+from services.play.table_play import (
     Guard,
     PlayService,
     PlayStep,
@@ -27,9 +27,9 @@ from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc
 from shared.games.catalog import played_by
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.waldi.engine import WieWaldi
+from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
 from shared.rpc.errors import invalid
-from shared.runtime import Runtime
 from shared.tables.records import CommitRecord
 
 
@@ -51,7 +51,7 @@ def same_round(round_no: int) -> Guard:
 class ArbiterServicer(arbiter_pb2_grpc.ArbiterServiceServicer):
     """Thin gRPC shell over :class:`TablePlay`; races are settled by the commit order.
 
-    Updates are answered as wire bytes of the response messages (services/tableupdates.py).
+    Updates are answered as wire bytes of the response messages (services/play/updates.py).
     """
 
     def __init__(self, play: TablePlay) -> None:

@@ -6,17 +6,24 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from services.base import Service
-from services.tableplay import PlayService, PlayStep, TablePlay, play_response, with_update, with_updates
+from services.host.base import Service
+from services.play.table_play import (
+    PlayService,
+    PlayStep,
+    TablePlay,
+    play_response,
+    with_update,
+    with_updates,
+)
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.games.catalog import played_by
+from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
-from shared.runtime import Runtime
 
 
 class EngineServicer(engine_pb2_grpc.EngineServiceServicer):
     """Thin gRPC shell over :class:`TablePlay`; updates are answered as wire bytes of the
-    response messages (services/tableupdates.py)."""
+    response messages (services/play/updates.py)."""
 
     def __init__(self, play: TablePlay) -> None:
         self.play = play

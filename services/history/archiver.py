@@ -19,11 +19,11 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from services.history.store import ArchiveStore, table_reader
+from shared.archive.document import ArchivedCommit, GameArchive
 from shared.errors import NotFound
-from shared.history.archive import ArchivedCommit, GameArchive
-from shared.logs import get_logger
-from shared.result_group import join_results
-from shared.runtime import Runtime
+from shared.infra.result_group import join_results
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
 

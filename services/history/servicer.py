@@ -14,15 +14,15 @@ import binascii
 import re
 
 import grpc
+from shared.archive.messages import replay_proto, summary_proto
 
 from services.history.store import ArchiveStore, table_reader
 from shared.api.stammtisch.v1 import history_pb2, history_pb2_grpc
 from shared.errors import NotFound
-from shared.history.messages import replay_proto, summary_proto
 from shared.ids import check_table_id
+from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
 from shared.rpc.errors import ServiceError, invalid, not_found, precondition, unavailable
-from shared.runtime import Runtime
 
 DEFAULT_PAGE = 20
 MAX_PAGE = 100

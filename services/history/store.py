@@ -23,11 +23,11 @@ from typing import Any
 
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import APIError, BadRequestError, NotFoundError
+from shared.archive.messages import summary_of
 
+from shared.archive.document import GameArchive
 from shared.config import Settings
-from shared.history.archive import GameArchive
-from shared.history.messages import summary_of
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.tables.store import TableStore
 
 #: JetStream's err_code for a publish whose expected last sequence does not hold.

@@ -17,7 +17,7 @@ _STATUS = {
 
 def table_proto(table: LobbyTable, play_port: int = 0) -> lobby_pb2.Table:
     """The whole public picture of a table: seats, names, readiness, newcomers, and where it is
-    played best (shared/placement.py)."""
+    played best (shared/tables/placement.py)."""
     return lobby_pb2.Table(
         table_id=table.table_id, game=GAME_ENUMS[table.game],
         options=options_proto(table.options, table.turn_seconds),

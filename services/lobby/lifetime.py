@@ -22,14 +22,14 @@ import time
 
 from services.lobby.model import LobbyTable, Moved, Status
 from services.lobby.news import TableNews
-from services.lobby.repository import TableRepository
+from services.lobby.store import TableRepository
 from shared.errors import NotFound
-from shared.logs import get_logger
-from shared.metrics import TABLES_CLOSED
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
+from shared.infra.tasks import poll_forever
+from shared.obs.logs import get_logger
+from shared.obs.metrics import TABLES_CLOSED
 from shared.tables.clocks import IDLE_KEY
 from shared.tables.store import TableStore
-from shared.tasks import poll_forever
 
 log = get_logger("lobby.lifetime")
 

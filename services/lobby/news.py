@@ -20,8 +20,8 @@ from typing import Any
 from nats.aio.msg import Msg
 
 from services.lobby.model import LobbyTable
-from shared.jetstream import publish_deduplicated
-from shared.runtime import Runtime
+from shared.infra.jetstream import publish_deduplicated
+from shared.infra.runtime import Runtime
 
 QUEUE_SIZE = 256
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 
 #: Shown when a name has expired with its login.
 UNKNOWN_NAME = "Player"

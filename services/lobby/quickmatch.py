@@ -24,10 +24,10 @@ from services.lobby.catalog import check_seat_count, game_name
 from services.lobby.model import LobbyTable
 from services.lobby.players import PlayerNames
 from services.lobby.tables import Lobby
-from shared.logs import get_logger
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
 from shared.rpc.auth import Identity
 from shared.rpc.errors import precondition, unavailable
-from shared.runtime import Runtime
 
 log = get_logger("lobby.quickmatch")
 

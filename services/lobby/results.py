@@ -13,9 +13,9 @@ import json
 from nats.aio.msg import Msg
 
 from services.lobby.series import GameSeries
-from shared.logs import get_logger
-from shared.result_group import GameResultGroup
-from shared.runtime import Runtime
+from shared.infra.result_group import GameResultGroup
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
 
 log = get_logger("lobby.results")
 

@@ -13,18 +13,19 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from shared.archive.fairness import commitment, new_salt
+
 from services.lobby.catalog import carried_over, has_leave_and_chat, new_game
 from services.lobby.lifetime import TableLifetime
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, Status
 from services.lobby.news import TableNews
-from services.lobby.repository import TableRepository
+from services.lobby.store import TableRepository
 from shared.errors import Refusal
 from shared.games.base import Game
 from shared.games.errors import RuleError
-from shared.history.fairness import commitment, new_salt
-from shared.logs import get_logger
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
 from shared.rpc.errors import unavailable
-from shared.runtime import Runtime
 from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord, TableMeta

@@ -12,23 +12,23 @@ from services.accounts.devices import Accounts
 from services.accounts.privacy import PlayerData
 from services.accounts.servicer import AccountServicer
 from services.accounts.sessions import Sessions
-from services.base import Service
 from services.history.archiver import Archiver
 from services.history.servicer import HistoryServicer
 from services.history.store import ArchiveStore
+from services.host.base import Service
 from services.lobby.convert import table_proto
 from services.lobby.model import LobbyTable
 from services.lobby.players import PlayerNames
 from services.lobby.quickmatch import QuickMatch
 from services.lobby.results import GameResults
 from services.lobby.tables import Lobby
-from services.scoring.storage import ScoreStore
+from services.scoring.store import ScoreStore
 from shared.api.stammtisch.v1 import accounts_pb2_grpc, history_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 from shared.ids import check_table_id, new_player_id
-from shared.placement import play_port
+from shared.infra.runtime import Runtime
 from shared.rpc.auth import TokenSigner, caller
 from shared.rpc.errors import invalid
-from shared.runtime import Runtime
+from shared.tables.placement import play_port
 
 MAX_NAME = 24
 

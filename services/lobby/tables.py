@@ -25,15 +25,15 @@ from services.lobby.catalog import (
 from services.lobby.lifetime import TableLifetime
 from services.lobby.model import NO_SEAT, LobbyTable, Moved, SeatState, Status
 from services.lobby.news import TableNews
-from services.lobby.repository import TableRepository
 from services.lobby.series import GameSeries
+from services.lobby.store import TableRepository
 from shared.api.stammtisch.v1 import common_pb2
 from shared.errors import Refusal
 from shared.ids import check_table_id
-from shared.logs import get_logger
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
 from shared.rpc.auth import Identity
 from shared.rpc.errors import invalid, precondition, unavailable
-from shared.runtime import Runtime
 
 log = get_logger("lobby.tables")
 

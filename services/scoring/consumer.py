@@ -18,10 +18,10 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from structlog.contextvars import bound_contextvars
 
 from services.scoring.results import BadResult, FinishedGame
-from services.scoring.storage import ScoreStore
-from shared.logs import get_logger
-from shared.metrics import RESULTS_CONSUMED
-from shared.runtime import Runtime, results_stream
+from services.scoring.store import ScoreStore
+from shared.infra.runtime import Runtime, results_stream
+from shared.obs.logs import get_logger
+from shared.obs.metrics import RESULTS_CONSUMED
 
 log = get_logger("scoring.consumer")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import grpc
 
-from services.base import Service
+from services.host.base import Service
 from services.scoring.consumer import ResultsConsumer
 from services.scoring.servicer import ScoringServicer
-from services.scoring.storage import ScoreStore
+from services.scoring.store import ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2_grpc
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 
 
 class ScoringService(Service):

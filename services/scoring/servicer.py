@@ -6,7 +6,7 @@ import grpc
 from structlog.contextvars import bind_contextvars
 
 from services.scoring.results import FinishedGame
-from services.scoring.storage import ScoreStore, Standing
+from services.scoring.store import ScoreStore, Standing
 from shared.api.stammtisch.v1 import scoring_pb2, scoring_pb2_grpc
 from shared.games.catalog import CATALOGUE
 from shared.ids import check_player_id, check_table_id

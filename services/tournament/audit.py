@@ -10,7 +10,7 @@ from __future__ import annotations
 from services.tournament.core.rounds import current_standings
 from services.tournament.core.standings import GameResult
 from services.tournament.model import Tournament
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.tables.clocks import deadline_policy
 from shared.tables.store import TableStore
 

@@ -27,16 +27,16 @@ from services.tournament.core.seating import SeatedTable
 from services.tournament.model import Status, Tournament
 from services.tournament.store import LeaseLost, TournamentStore
 from services.tournament.tables import TournamentTables
-from shared.logs import get_logger
-from shared.metrics import (
+from shared.infra.runtime import UNREACHABLE
+from shared.infra.tasks import poll_forever
+from shared.obs.logs import get_logger
+from shared.obs.metrics import (
     TOURNAMENT_PLAYERS,
     TOURNAMENT_ROUND_DURATION,
     TOURNAMENT_ROUNDS,
     TOURNAMENT_TABLES_OPEN,
     TOURNAMENTS_RUNNING,
 )
-from shared.runtime import UNREACHABLE
-from shared.tasks import poll_forever
 
 log = get_logger("tournament.director")
 

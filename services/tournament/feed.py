@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator
 from services.tournament.core.standings import GameResult
 from services.tournament.model import Entry, Tournament
 from services.tournament.store import TournamentStore
-from shared.logs import get_logger
-from shared.tasks import poll_forever
+from shared.infra.tasks import poll_forever
+from shared.obs.logs import get_logger
 
 log = get_logger("tournament.feed")
 

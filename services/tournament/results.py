@@ -15,10 +15,10 @@ from nats.aio.msg import Msg
 
 from services.tournament.core.standings import GameResult
 from services.tournament.store import TournamentStore
-from shared.logs import get_logger
-from shared.result_group import GameResultGroup
+from shared.infra.result_group import GameResultGroup
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
 from shared.rpc.errors import ServiceError
-from shared.runtime import Runtime
 
 log = get_logger("tournament.results")
 

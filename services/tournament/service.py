@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import grpc
 
-from services.base import Service
+from services.host.base import Service
 from services.lobby.tables import Lobby
 from services.tournament.director import Director
 from services.tournament.feed import HistoryFeed
@@ -17,7 +17,7 @@ from services.tournament.servicer import TournamentServicer
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
 from shared.api.stammtisch.v1 import tournament_pb2_grpc
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 
 
 class TournamentService(Service):

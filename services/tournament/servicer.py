@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 
 import grpc
 
-from services.scoring.storage import ScoreStore
+from services.scoring.store import ScoreStore
 from services.tournament import convert
 from services.tournament.core.standings import GameResult, ResultKey, game_points_of
 from services.tournament.feed import HistoryFeed
@@ -18,9 +18,9 @@ from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
 from shared.api.stammtisch.v1 import tournament_pb2, tournament_pb2_grpc
 from shared.ids import check_player_id, check_tournament_id
+from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
 from shared.rpc.errors import invalid
-from shared.runtime import Runtime
 
 #: A change of the document: mutates it, returns its history entry.
 Change = Callable[[Tournament], Entry]

@@ -23,8 +23,8 @@ from typing import Any
 
 from services.tournament.core.standings import GameResult
 from services.tournament.model import ACTIVE, Entry, Tournament
+from shared.infra.runtime import Runtime
 from shared.rpc.errors import ServiceError, not_found, unavailable
-from shared.runtime import Runtime
 
 #: A finished tournament's keys outlive it by this long.
 TTL_MS = 30 * 86_400 * 1000

@@ -22,7 +22,7 @@ from shared.games.base import derived_rng
 from shared.games.catalog import entry
 from shared.games.errors import RuleError
 from shared.games.registry import bot_levels
-from shared.logs import get_logger
+from shared.obs.logs import get_logger
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError
 from shared.tables.records import CommitRecord

@@ -30,11 +30,11 @@ from grpc._cython.cygrpc import ExecuteBatchError
 
 from shared.errors import Refusal
 from shared.games.errors import RuleError
-from shared.logs import get_logger
-from shared.metrics import BAD_REQUESTS, RPC_LATENCY
+from shared.infra.runtime import UNREACHABLE
+from shared.obs.logs import get_logger
+from shared.obs.metrics import BAD_REQUESTS, RPC_LATENCY
 from shared.rpc.auth import TokenSigner, bearer_token, set_identity
 from shared.rpc.errors import ServiceError, invalid, rule_error_trailers, status_of_refusal
-from shared.runtime import UNREACHABLE
 
 log = get_logger("rpc")
 
@@ -111,7 +111,7 @@ def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
 
 def _passthrough(serializer: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
     """The method's serializer, sending bytes as they are: a handler may answer with the wire
-    form of its response message, made once and shared (services/tableupdates.py)."""
+    form of its response message, made once and shared (services/play/updates.py)."""
     if serializer is None:
         return None
 

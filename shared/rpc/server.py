@@ -11,11 +11,11 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from shared.config import MAX_REPLY_BYTES, Settings
-from shared.metrics import BAD_REQUESTS, count_from_zero
-from shared.placement import own_port
+from shared.obs.metrics import BAD_REQUESTS, count_from_zero
 from shared.rpc.auth import TokenSigner
 from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
 from shared.rpc.login_limits import LoginLimitInterceptor
+from shared.tables.placement import own_port
 
 Register = Callable[[grpc.aio.Server], None]
 #: Calls grpc-core may hold for the application before it cancels new ones (its defaults: 1,000
@@ -41,7 +41,7 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         ("grpc.http2.ping_timeout_ms", _keepalive_timeout_ms(settings)),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
-        # `stammtisch up --workers N`: N processes bind the same ports (services/workers.py).
+        # `stammtisch up --workers N`: N processes bind the same ports (services/host/workers.py).
         ("grpc.so_reuseport", int(settings.share_ports)),
         ("grpc.server.max_pending_requests", MAX_PENDING_CALLS // 2),
         ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),

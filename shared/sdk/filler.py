@@ -11,7 +11,7 @@ import grpc
 
 from shared.api.stammtisch.v1 import lobby_pb2
 from shared.games.registry import bot_levels
-from shared.logs import get_logger
+from shared.obs.logs import get_logger
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import GAME_NAMES, Endpoints, StammtischClient
 

@@ -14,9 +14,9 @@ import grpc
 from google.protobuf.json_format import ParseError
 
 from shared.api.stammtisch.v1 import history_pb2
+from shared.archive.messages import archive_of, replay_from_json, replay_to_json
+from shared.archive.verify import verify
 from shared.games.registry import engine_class
-from shared.history.messages import archive_of, replay_from_json, replay_to_json
-from shared.history.verify import verify
 from shared.rpc.games import GAME_NAMES
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.device import login_from_file

@@ -2,7 +2,7 @@
 `stammtisch play --tournament`.
 
 The organizer is a lasting player: ``create`` and the organizer controls log
-in with a device file (``--device``, default ``shared.cli.ORGANIZER_DEVICE``, made
+in with a device file (``--device``, default ``services.host.cli.ORGANIZER_DEVICE``, made
 on first use), so the organizer of a tournament can act on it from any later
 shell. The other commands log in as a fresh guest (``play`` as the player of
 ``--device``, if given). ``create`` starts the tournament by its ``start_at``

@@ -1,7 +1,7 @@
 """After a commit: live news on NATS, results durably on JetStream (with an outbox).
 
 Live news is best effort (subscribers heal gaps from the Redis log); this
-process's own subscribers get it directly (shared/tables/localcommits.py). Results
+process's own subscribers get it directly (shared/infra/local_fanout.py). Results
 must not be lost: the commit script put "table|seq" into the outbox; it leaves
 the outbox only once JetStream acknowledged the publish, and a relay retries
 whatever stayed. ``Nats-Msg-Id`` makes a retried publish a no-op.
@@ -16,12 +16,12 @@ import json
 import time
 from typing import Any
 
-from shared.logs import get_logger
-from shared.metrics import RESULTS_PUBLISHED
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
+from shared.infra.tasks import poll_forever
+from shared.obs.logs import get_logger
+from shared.obs.metrics import RESULTS_PUBLISHED
 from shared.tables.records import CommitRecord
 from shared.tables.store import RESULT_EVENTS, TableStore
-from shared.tasks import poll_forever
 
 log = get_logger("announce")
 
@@ -68,7 +68,8 @@ class Announcer:
         subscribers read the gap from the log, and the relay publishes the
         results once JetStream answers again.
         """
-        self.runtime.local_commits.deliver(record)  # this process's own streams, at once
+        # this process's own streams, at once
+        self.runtime.local_commits.deliver(record.meta.table_id, record)
         try:
             await self.runtime.live.publish(live_subject(self.runtime, record.meta.table_id),
                                             record.encode())

@@ -21,11 +21,11 @@ from typing import Any
 from shared.games.base import derived_rng
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.registry import bot_levels
-from shared.logs import get_logger
-from shared.metrics import TABLES_CLOSED, TURN_CLOCK_EXPIRIES
+from shared.infra.tasks import poll_forever
+from shared.obs.logs import get_logger
+from shared.obs.metrics import TABLES_CLOSED, TURN_CLOCK_EXPIRIES
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, DeadlinePolicy, NothingToDo, TableStore
-from shared.tasks import poll_forever
 
 log = get_logger("clocks")
 

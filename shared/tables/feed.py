@@ -22,8 +22,8 @@ from typing import Any
 
 from nats.aio.msg import Msg
 
-from shared.logs import get_logger
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
 from shared.tables.announce import live_subject
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore

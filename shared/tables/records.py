@@ -36,7 +36,7 @@ class TableMeta:
     turn_seconds: float = 0.0
     game_no: int = 1
     seed: int = 0
-    #: Hex salt of the seed commitment (shared/history/fairness.py); secret like the seed until
+    #: Hex salt of the seed commitment (shared/archive/fairness.py); secret like the seed until
     #: the game is over.
     salt: str = ""
     options: dict[str, Any] = field(default_factory=dict)

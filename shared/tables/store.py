@@ -8,8 +8,8 @@ table's order, whichever replica made them.
 
 The script touches one Redis Cluster slot: a table's keys carry its shard's
 hash tag, and the indexes it updates (clocks, outbox, live tables) are that
-shard's (shared/shards.py). Before a commit is answered, a replica holds it
-(shared/replicas.py; only where replicas are waited for).
+shard's (shared/infra/shards.py). Before a commit is answered, a replica holds it
+(shared/infra/replicas.py; only where replicas are waited for).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from shared.games.base import Game
 from shared.games.catalog import entry
 from shared.games.errors import RuleError
 from shared.games.record import dumps
-from shared.logs import get_logger
-from shared.metrics import COMMIT_RETRIES
-from shared.redis_batch import BatchedScript
-from shared.runtime import Runtime
+from shared.infra.redis_batch import BatchedScript
+from shared.infra.runtime import Runtime
+from shared.obs.logs import get_logger
+from shared.obs.metrics import COMMIT_RETRIES
 from shared.tables.records import CommitRecord, TableMeta, replay
 
 log = get_logger("store")
@@ -141,7 +141,7 @@ class TableStore:
         before = self._heads.get(table_id)
         record = self.known(table_id, blob)
         if before is None or record.seq > before.seq:
-            self.runtime.local_commits.deliver(record)
+            self.runtime.local_commits.deliver(record.meta.table_id, record)
         return record
 
     def _remember(self, record: CommitRecord) -> None:

@@ -22,7 +22,7 @@ from deploy_support import (
 from prometheus_client import REGISTRY
 from prometheus_client.metrics import MetricWrapperBase
 
-import shared.metrics
+import shared.obs.metrics
 from shared.config import SERVICE_NAMES
 
 
@@ -45,24 +45,24 @@ def _exposed_names(name: str, kind: str, labels: frozenset[str]) -> dict[str, fr
 
 @pytest.fixture(scope="session")
 def stammtisch_metrics() -> dict[str, frozenset[str]]:
-    """Every sample name the metrics of shared/metrics.py expose, with its label names."""
+    """Every sample name the metrics of shared/obs/metrics.py expose, with its label names."""
     names: dict[str, frozenset[str]] = {}
-    for obj in vars(shared.metrics).values():
+    for obj in vars(shared.obs.metrics).values():
         if not isinstance(obj, MetricWrapperBase):
             continue
         labels = frozenset(getattr(obj, "_labelnames", ()))
         for family in obj.describe():
             names.update(_exposed_names(family.name, family.type, labels))
-    assert names, "shared/metrics.py defines no metric"
+    assert names, "shared/obs/metrics.py defines no metric"
     return names
 
 
 @pytest.fixture(scope="session")
 def metric_families() -> set[str]:
-    """Family names (without _total/_bucket/...) of the metrics in shared/metrics.py."""
+    """Family names (without _total/_bucket/...) of the metrics in shared/obs/metrics.py."""
     return {
         family.name
-        for obj in vars(shared.metrics).values() if isinstance(obj, MetricWrapperBase)
+        for obj in vars(shared.obs.metrics).values() if isinstance(obj, MetricWrapperBase)
         for family in obj.describe()
     }
 

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from shared.localinfra import LocalServer, free_port
+from shared.infra.local import LocalServer, free_port
 
 
 def start_prometheus(config: Path, data_dir: Path, timeout: float = 30.0) -> LocalServer:

@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.healthcheck import check
-from services.launch import STAMMTISCH, stack_env
+from services.host.healthcheck import check
+from services.host.launch import STAMMTISCH, stack_env
 from shared.config import SERVICE_NAMES
-from shared.localinfra import LocalServer, free_port
+from shared.infra.local import LocalServer, free_port
 from shared.sdk.client import Endpoints
 
 

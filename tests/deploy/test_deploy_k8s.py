@@ -21,7 +21,7 @@ from deploy_support import (
 )
 
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
-from shared.token_secret import require_token_secret
+from shared.rpc.token_secret import require_token_secret
 
 SECRET_NAME = "stammtisch-token"
 SECRET_KEY = "STAMMTISCH_TOKEN_SECRET"

@@ -55,7 +55,7 @@ def _check_query(
     for name in sorted(used):
         if name.startswith("stammtisch_"):
             if name not in stammtisch_metrics:
-                problems.append(f"{name} is not defined in shared/metrics.py")
+                problems.append(f"{name} is not defined in shared/obs/metrics.py")
         elif name not in registry_metrics:
             problems.append(f"{name} is not exported by prometheus_client")
     for name, matchers in _SELECTOR.findall(query):

@@ -30,11 +30,11 @@ from deploy_support import PROMETHEUS_DIR, dashboard_panels, load_yaml
 from prometheus_server import PrometheusAPI, start_prometheus
 from service_processes import service_processes
 
-from services.perf.arbiter import GAME as WALDI
-from services.perf.arbiter import SEATS as WALDI_SEATS
-from services.perf.arbiter import BotSeat, play_table, seat_players
-from services.perf.bench import STACK_ENV
-from services.perf.loadtest import SEATS, Tournament
+from services.tools.perf.arbiter import GAME as WALDI
+from services.tools.perf.arbiter import SEATS as WALDI_SEATS
+from services.tools.perf.arbiter import BotSeat, play_table, seat_players
+from services.tools.perf.bench import STACK_ENV
+from services.tools.perf.loadtest import SEATS, Tournament
 from shared.config import SERVICE_NAMES
 from shared.sdk.client import Endpoints, StammtischClient
 

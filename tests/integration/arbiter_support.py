@@ -24,8 +24,8 @@ from shared.games.base import Game
 from shared.games.waldi.cards import card_sets
 from shared.games.waldi.deal import PILE_SIZE
 from shared.games.waldi.engine import WieWaldi
+from shared.infra.runtime import Runtime
 from shared.rpc.errors import rule_code_name, rule_violation_of
-from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient, Update, action_to_proto
 from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.runner import running_services
+from services.host.runner import running_services
 from shared.config import Settings
 
 

@@ -36,7 +36,7 @@ from grpc_health.v1 import health_pb2  # noqa: F401 - registers grpc.health.v1 i
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
-from services.launch import LaunchedStack, launched_stack
+from services.host.launch import LaunchedStack, launched_stack
 from shared.api.stammtisch.v1 import (  # noqa: F401 - register the services in the pool
     arbiter_pb2,
     engine_pb2,
@@ -44,7 +44,7 @@ from shared.api.stammtisch.v1 import (  # noqa: F401 - register the services in 
     scoring_pb2,
 )
 from shared.config import SERVICE_NAMES, Settings
-from shared.localinfra import free_port, start_nats
+from shared.infra.local import free_port, start_nats
 from shared.rpc.auth import key_id
 
 #: Statuses no client input may ever produce (issue 10).

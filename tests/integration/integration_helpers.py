@@ -19,11 +19,11 @@ from typing import Any
 
 import nats
 
-from services.runner import running_services
-from services.scoring.storage import ScoreStore
+from services.host.runner import running_services
+from services.scoring.store import ScoreStore
 from shared.config import SERVICE_NAMES, Settings
 from shared.games.registry import bot_levels
-from shared.runtime import Runtime, results_stream
+from shared.infra.runtime import Runtime, results_stream
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.announce import result_messages

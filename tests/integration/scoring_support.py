@@ -12,8 +12,8 @@ from prometheus_client import REGISTRY
 
 from shared.api.stammtisch.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
 from shared.config import Settings
+from shared.infra.runtime import open_runtime
 from shared.rpc.auth import TokenSigner
-from shared.runtime import open_runtime
 from shared.tables.announce import Announcer
 from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import TableStore

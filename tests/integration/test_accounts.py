@@ -16,7 +16,7 @@ from services.accounts.devices import Accounts
 from services.accounts.secrets_hash import hash_secret
 from shared.api.stammtisch.v1 import accounts_pb2
 from shared.config import Settings
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.sdk.client import StammtischClient
 
 pytestmark = pytest.mark.integration

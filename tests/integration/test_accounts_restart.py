@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from integration_helpers import bot_table, eventually, finish_game
+from shared.archive.messages import replay_to_json
 
-from services.launch import STAMMTISCH, LaunchedStack, start_stack
-from shared.history.messages import replay_to_json
-from shared.localinfra import free_port
+from services.host.launch import STAMMTISCH, LaunchedStack, start_stack
+from shared.infra.local import free_port
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.device import device_credentials
 

@@ -23,10 +23,10 @@ from arbiter_support import (
 )
 from integration_helpers import close_all, stored_log
 
-from services.perf.arbiter import BotSeat, play_table, seat_players
+from services.tools.perf.arbiter import BotSeat, play_table, seat_players
 from shared.config import Settings
 from shared.games.waldi.engine import WieWaldi
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.tables.records import CommitRecord
 
 pytestmark = pytest.mark.integration

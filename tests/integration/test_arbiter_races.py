@@ -20,11 +20,11 @@ from arbiter_support import (
 )
 from integration_helpers import close_all, eventually, stored_log
 
-from services.tableplay import TableTurns
+from services.play.table_play import TableTurns
 from shared.api.stammtisch.v1 import arbiter_pb2
 from shared.games.waldi.bots import HeuristicBot
 from shared.games.waldi.engine import WieWaldi
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.sdk.client import StammtischClient, action_to_proto
 
 pytestmark = pytest.mark.integration

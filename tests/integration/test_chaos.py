@@ -1,6 +1,6 @@
 """The chaos test, small: SIGKILLs of every kind of process under tables of every game.
 
-`make chaos` runs the same harness bigger (services/chaos/run.py); this one
+`make chaos` runs the same harness bigger (services/tools/chaos/run.py); this one
 keeps it to about ten kills and a handful of tables so the default suite
 stays quick, and asserts every check the harness makes.
 """
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from services.chaos.checks import Findings, check_logs
-from services.chaos.players import TABLES, Acknowledged, Ledger, SeatBot, TableRun
-from services.chaos.run import chaos
-from services.chaos.schedule import KINDS
-from services.runner import running_services
+from services.host.runner import running_services
+from services.tools.chaos.checks import Findings, check_logs
+from services.tools.chaos.players import TABLES, Acknowledged, Ledger, SeatBot, TableRun
+from services.tools.chaos.run import chaos
+from services.tools.chaos.schedule import KINDS
 from shared.config import Settings
 from shared.games.registry import bot_levels
 from shared.sdk.client import Endpoints, StammtischClient, Update

@@ -22,7 +22,7 @@ import grpc
 import pytest
 from integration_helpers import close_all, play_one, same_player, seated_players
 
-from services.launch import start_stack
+from services.host.launch import start_stack
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient, Update

@@ -19,11 +19,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import close_all, eventually, outbox_size, play_one, seated_players
 from scoring_support import auth, finished, scoring, table_results
 
-from services.runner import Running, running_services
-from services.tableplay import PlayService
+from services.host.runner import Running, running_services
+from services.play.table_play import PlayService
 from shared.config import SERVICE_NAMES, Settings
-from shared.localinfra import LocalServer, server_pair
-from shared.runtime import open_runtime
+from shared.infra.local import LocalServer, server_pair
+from shared.infra.runtime import open_runtime
 from shared.sdk.client import Endpoints
 from shared.tables.announce import live_subject
 

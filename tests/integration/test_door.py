@@ -26,7 +26,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import logged_in
 from prometheus_client import REGISTRY
 
-from services.runner import running_services
+from services.host.runner import running_services
 from shared.api.stammtisch.v1 import arbiter_pb2, engine_pb2, lobby_pb2, lobby_pb2_grpc, scoring_pb2
 from shared.config import Settings
 from shared.ids import new_player_id

@@ -19,10 +19,10 @@ import grpc
 import pytest
 from integration_helpers import close_all, seated_players, stored_log
 
-from services.runner import running_services
+from services.host.runner import running_services
 from shared.config import Settings
 from shared.games.registry import bot_levels
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
 from shared.tables.records import CommitRecord

@@ -14,15 +14,15 @@ import logging
 import grpc
 import pytest
 from integration_helpers import bot_table, eventually, finish_game, quick_stack
+from shared.archive.fairness import commitment
+from shared.archive.messages import archive_of, replay_from_json, replay_to_json
+from shared.archive.verify import verify
 
 from services.history.archiver import Archiver
 from services.history.store import ArchiveStore
+from shared.archive.document import ArchivedCommit, GameArchive
 from shared.config import Settings
-from shared.history.archive import ArchivedCommit, GameArchive
-from shared.history.fairness import commitment
-from shared.history.messages import archive_of, replay_from_json, replay_to_json
-from shared.history.verify import verify
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.sdk.client import StammtischClient
 from shared.tables.records import CommitRecord
 

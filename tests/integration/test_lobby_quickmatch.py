@@ -9,7 +9,7 @@ import grpc
 import pytest
 from integration_helpers import logged_in
 
-from services.runner import running_services
+from services.host.runner import running_services
 from shared.api.stammtisch.v1 import lobby_pb2
 from shared.config import Settings
 from shared.sdk.client import Endpoints, StammtischClient

@@ -26,7 +26,7 @@ from integration_helpers import first_legal_move
 from shared.games.catalog import CATALOGUE, entry
 from shared.games.record import dumps
 from shared.games.registry import bot_levels, engine_class
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.tables import feed
 from shared.tables import store as store_module
 from shared.tables.clocks import deadline_policy, expire

@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from services.launch import start_stack
+from services.host.launch import start_stack
 from shared.api.stammtisch.v1 import lobby_pb2, lobby_pb2_grpc
 
 pytestmark = pytest.mark.integration
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 _EARLY_AND_FOREIGN = """
 import logging, warnings
 from shared.rpc import interceptors
-from shared.logs import configure_logging
+from shared.obs.logs import configure_logging
 configure_logging("info", "json")
 interceptors.log.warning("early_warning")
 interceptors._LEVELS["INTERNAL"]("early_error")
@@ -43,7 +43,7 @@ def test_early_bound_and_library_loggers_write_json_to_stderr_only() -> None:
 
 _CLIENT_GONE = """
 import logging
-from shared.logs import configure_logging
+from shared.obs.logs import configure_logging
 configure_logging("info", "json")
 try:
     raise RuntimeError("Failed execute_batch")

@@ -25,8 +25,8 @@ from integration_helpers import delivered_results, logged_in, seated_table, stor
 
 from shared.config import Settings
 from shared.games.registry import bot_levels
-from shared.localcluster import LocalCluster, local_cluster
-from shared.runtime import Runtime, results_stream, table_events_stream
+from shared.infra.local_nats_cluster import LocalCluster, local_cluster
+from shared.infra.runtime import Runtime, results_stream, table_events_stream
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints
 

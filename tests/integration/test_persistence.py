@@ -24,8 +24,8 @@ import redis.exceptions
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import close_all, play_one, seated_players
 
-from services.launch import start_stack
-from shared.localinfra import free_port
+from services.host.launch import start_stack
+from shared.infra.local import free_port
 from shared.sdk.client import Endpoints, StammtischClient
 
 pytestmark = pytest.mark.integration

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import redis.exceptions
 
-from shared.redis_batch import BatchedScript
-from shared.runtime import Runtime
+from shared.infra.redis_batch import BatchedScript
+from shared.infra.runtime import Runtime
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 
 pytestmark = pytest.mark.integration
 

@@ -48,9 +48,9 @@ from services.accounts.devices import Accounts
 from services.accounts.sessions import Sessions
 from shared.config import Settings
 from shared.games.registry import bot_levels, engine_class
-from shared.localrediscluster import LocalRedisCluster, local_redis_cluster
+from shared.infra.local_redis_cluster import LocalRedisCluster, local_redis_cluster
+from shared.infra.runtime import Runtime
 from shared.rpc.errors import ServiceError
-from shared.runtime import Runtime
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient
 from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy

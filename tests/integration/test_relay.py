@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from nats.js.api import StorageType
 
-from services.runner import running_services
+from services.host.runner import running_services
 from shared.config import Settings
-from shared.runtime import Runtime, results_stream, table_events_stream
+from shared.infra.runtime import Runtime, results_stream, table_events_stream
 
 pytestmark = pytest.mark.integration
 

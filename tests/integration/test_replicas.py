@@ -1,4 +1,4 @@
-"""Waiting for a Redis replica's copy of a commit (shared/replicas.py), on a single Redis.
+"""Waiting for a Redis replica's copy of a commit (shared/infra/replicas.py), on a single Redis.
 
 With a replica, a commit is acknowledged once the replica confirmed it; with
 none in sync, the first wait gives up after STAMMTISCH_REDIS_WAIT_MS, the
@@ -18,8 +18,8 @@ from prometheus_client import REGISTRY
 
 from shared.config import Settings
 from shared.games.registry import engine_class
-from shared.localinfra import LocalServer, binary, free_port, start_redis
-from shared.runtime import Runtime, open_runtime
+from shared.infra.local import LocalServer, binary, free_port, start_redis
+from shared.infra.runtime import Runtime, open_runtime
 from shared.tables.records import TableMeta
 from shared.tables.store import Change, TableStore
 

@@ -14,8 +14,8 @@ import pytest
 from nats.aio.msg import Msg
 
 from shared.config import Settings
-from shared.result_group import join_results
-from shared.runtime import open_runtime
+from shared.infra.result_group import join_results
+from shared.infra.runtime import open_runtime
 
 pytestmark = pytest.mark.integration
 REPLICAS = 4

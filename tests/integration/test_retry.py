@@ -16,7 +16,7 @@ from integration_helpers import first_legal_move
 from proxy_support import FaultyProxy
 
 from shared.games.registry import engine_class
-from shared.runtime import Runtime, connect_redis
+from shared.infra.runtime import Runtime, connect_redis
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import TableMeta
 from shared.tables.store import TableStore

@@ -15,14 +15,14 @@ from integration_helpers import eventually
 from nats.js import JetStreamContext
 from scoring_support import STICH, WILLI, Stub, auth, board, consumed, finished, player, publisher, scoring
 
-from services.runner import running_services
+from services.host.runner import running_services
 from services.scoring.consumer import DURABLE
 from services.scoring.ratings import Rating
 from services.scoring.results import FinishedGame
-from services.scoring.storage import ScoreStore
+from services.scoring.store import ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2
 from shared.config import Settings
-from shared.runtime import Runtime, results_stream
+from shared.infra.runtime import Runtime, results_stream
 from shared.tables.announce import Announcer, result_messages
 from shared.tables.records import CommitRecord
 

@@ -8,10 +8,10 @@ from openskill.models import PlackettLuce
 from scoring_support import WILLI, Stub, auth, board, finished, player, publisher, scoring
 
 from services.scoring.ratings import Rating
-from services.scoring.storage import MIGRATION_BATCH, ScoreStore
+from services.scoring.store import MIGRATION_BATCH, ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2
 from shared.config import Settings
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """The SDK plays a table where the lobby says (Table.play_port), and through the game's service
 when that process does not answer: a worker may be restarting, and every process serves every
-table (shared/placement.py)."""
+table (shared/tables/placement.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from integration_helpers import close_all, seated_players
 
 from shared.api.stammtisch.v1 import lobby_pb2
-from shared.localinfra import free_port
+from shared.infra.local import free_port
 from shared.sdk.client import Endpoints
 
 pytestmark = pytest.mark.integration

@@ -9,9 +9,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.launch import start_stack
+from services.host.launch import start_stack
 from shared.config import SERVICE_NAMES
-from shared.localinfra import answers, free_port
+from shared.infra.local import answers, free_port
 
 pytestmark = pytest.mark.integration
 

@@ -22,12 +22,12 @@ from integration_helpers import close_all, eventually, seated_players
 from prometheus_client import REGISTRY
 from proxy_support import FaultyProxy
 
-from services.launch import LaunchedStack, start_stack
-from services.runner import running_services
+from services.host.launch import LaunchedStack, start_stack
+from services.host.runner import running_services
 from shared.api.stammtisch.v1 import engine_pb2, engine_pb2_grpc
 from shared.config import SERVICE_NAMES, Settings
 from shared.games.registry import engine_class
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.clocks import deadline_policy
 from shared.tables.feed import TableFeeds

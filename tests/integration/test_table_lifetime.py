@@ -21,12 +21,12 @@ from integration_helpers import bot_table, eventually, logged_in
 from services.lobby.lifetime import CLOCK_LAG_SECONDS, TableLifetime
 from services.lobby.model import LobbyTable, SeatState, Status
 from services.lobby.news import TableNews
-from services.lobby.repository import TableRepository
+from services.lobby.store import TableRepository
 from shared.api.stammtisch.v1 import lobby_pb2
 from shared.config import Settings
 from shared.games.registry import bot_levels, engine_class
 from shared.games.simulate import play_game
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
 from shared.tables.clocks import IDLE_KEY, ROUND_PREFIX, deadline_policy

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from services.tableplay import TablePlay
+from services.play.table_play import TablePlay
 from shared.api.stammtisch.v1 import common_pb2
 from shared.config import Settings
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.registry import engine_class
+from shared.infra.runtime import Runtime, open_runtime
 from shared.rpc.auth import Identity
-from shared.runtime import Runtime, open_runtime
 from shared.tables import feed
 from shared.tables.announce import Announcer, live_subject
 from shared.tables.clocks import ClockWorker, deadline_policy

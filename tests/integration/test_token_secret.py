@@ -11,10 +11,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from services.launch import STAMMTISCH, start_stack
+from services.host.launch import STAMMTISCH, start_stack
 from shared.api.stammtisch.v1 import lobby_pb2, lobby_pb2_grpc
-from shared.localinfra import free_port
-from shared.token_secret import FILE_NAME
+from shared.infra.local import free_port
+from shared.rpc.token_secret import FILE_NAME
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from services.launch import STAMMTISCH, launched_stack
+from services.host.launch import STAMMTISCH, launched_stack
 from shared.config import SERVICE_NAMES
 
 pytestmark = pytest.mark.integration

@@ -23,13 +23,13 @@ from typing import Any
 import grpc
 import pytest
 
-from services.runner import running_services
+from services.host.runner import running_services
 from services.tournament.audit import standings_from_logs
 from services.tournament.store import LeaseLost, TournamentStore
 from shared.api.stammtisch.v1 import tournament_pb2
 from shared.config import Settings
-from shared.localinfra import free_port
-from shared.runtime import Runtime
+from shared.infra.local import free_port
+from shared.infra.runtime import Runtime
 from shared.sdk import tournament as sdk
 from shared.sdk.client import Endpoints, StammtischClient
 

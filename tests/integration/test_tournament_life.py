@@ -14,7 +14,7 @@ from services.tournament.audit import standings_from_logs
 from services.tournament.store import TournamentStore
 from shared.api.stammtisch.v1 import tournament_pb2
 from shared.config import Settings
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 from shared.sdk import tournament as sdk
 from shared.sdk.client import StammtischClient
 from shared.tables.clocks import deadline_policy

@@ -2,7 +2,7 @@
 
 Each client has its own connection (shared/sdk/client.py), so the kernel
 spreads them over the workers; a table's calls go to the worker that holds it
-(shared/placement.py). Each worker's own metrics say which served calls.
+(shared/tables/placement.py). Each worker's own metrics say which served calls.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from integration_helpers import close_all, seated_players
 
-from services.launch import LaunchedStack, launched_stack
+from services.host.launch import LaunchedStack, launched_stack
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient, Update

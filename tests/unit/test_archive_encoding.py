@@ -6,8 +6,8 @@ import dataclasses
 import json
 import zlib
 
+from shared.archive.document import ArchivedCommit, GameArchive
 from shared.games.registry import engine_class
-from shared.history.archive import ArchivedCommit, GameArchive
 
 
 def _archive() -> GameArchive:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from services.up import print_banner
+from services.host.up import print_banner
 from shared.config import SERVICE_NAMES, Settings
 
 

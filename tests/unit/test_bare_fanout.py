@@ -3,8 +3,8 @@ server's CPU is measured in a process of its own."""
 
 from __future__ import annotations
 
-from services.perf.bare import grpc_fanout_cpu
-from services.perf.bench import cpu_seconds
+from services.tools.perf.bare import grpc_fanout_cpu
+from services.tools.perf.bench import cpu_seconds
 
 
 async def test_the_fan_out_answers_every_seat_and_measures_its_server() -> None:

@@ -3,10 +3,10 @@ against a stack without rate limits."""
 
 from __future__ import annotations
 
-from services.perf.arbiter import SEATS, TablesRun
-from services.perf.bench import STACK_ENV
-from services.perf.clients import Plan, merged, shares
-from services.perf.stats import Samples
+from services.tools.perf.arbiter import SEATS, TablesRun
+from services.tools.perf.bench import STACK_ENV
+from services.tools.perf.clients import Plan, merged, shares
+from services.tools.perf.stats import Samples
 from shared.config import Settings
 
 PLAN = Plan({"lobby": "127.0.0.1:1"}, actions_per_seat=5, acting=SEATS, streamed=True,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from shared.heap import THRESHOLDS, settle_heap
+from services.host.heap import THRESHOLDS, settle_heap
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from shared.config import Settings
 from shared.ids import IdError, check_name_part, check_player_id, check_table_id, new_player_id
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 
 ODD_PARTS = ["", " ", "a b", "a\tb", "a\r\nb", "a\n", "a\x00", "a\x7f", "a\x85", "a\u2028b", "a.b", "*", ">",
              "a*", "a>", "x" * 129, "x" * 5000]

@@ -7,8 +7,8 @@ import time
 
 from prometheus_client import generate_latest
 
-from services.perf.server_loops import parsed
-from shared.looplag import watch_loop_lag
+from services.tools.perf.server_loops import parsed
+from shared.obs.looplag import watch_loop_lag
 
 
 def _reading() -> tuple[float, float]:

@@ -8,7 +8,7 @@ import pytest
 
 from shared.config import Settings
 from shared.ids import IdError
-from shared.runtime import Runtime
+from shared.infra.runtime import Runtime
 
 
 def _runtime(shards: int = 1) -> Runtime:
@@ -35,7 +35,7 @@ def test_a_bad_part_is_refused_every_time() -> None:
 
 
 def test_the_names_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("shared.runtime.NAMES_KEPT", 10)
+    monkeypatch.setattr("shared.infra.runtime.NAMES_KEPT", 10)
     runtime = _runtime()
     keys = [runtime.table_key(f"table{index}", "head") for index in range(25)]
     assert len(runtime._names) <= 10

@@ -13,7 +13,7 @@ from shared.ids import IdError
 from shared.rpc.errors import ServiceError, status_of_refusal
 
 #: Pure or storage code: importing it must not load gRPC.
-NEUTRAL_MODULES = ("services.lobby.model", "services.lobby.repository", "shared.tables.records",
+NEUTRAL_MODULES = ("services.lobby.model", "services.lobby.store", "shared.tables.records",
                    "shared.tables.store", "shared.errors", "shared.ids")
 
 

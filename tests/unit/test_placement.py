@@ -1,13 +1,13 @@
-"""Which worker holds a table (shared/placement.py): stable, spread, and off with one process."""
+"""Which worker holds a table (shared/tables/placement.py): stable, spread, and off with one process."""
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
 
-from services.workers import shared_ports
+from services.host.workers import shared_ports
 from shared.config import Settings
-from shared.placement import TABLE_SERVICES, own_port, play_port
+from shared.tables.placement import TABLE_SERVICES, own_port, play_port
 
 TWO_WORKERS = Settings(table_ports={"engine": (41001, 41002), "arbiter": (42001, 42002)})
 

@@ -13,10 +13,10 @@ import dataclasses
 import grpc
 import pytest
 
-from services.workers import shared_ports
-from shared import localinfra
+from services.host.workers import shared_ports
 from shared.config import Settings
-from shared.localinfra import free_port
+from shared.infra import local as localinfra
+from shared.infra.local import free_port
 from shared.rpc.server import create_server
 
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shared.protogen import API_DIR, PROTO_DIR, generate
+from services.tools.protogen import API_DIR, PROTO_DIR, generate
 
 
 def test_generated_code_is_up_to_date(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from openskill.models import PlackettLuce
 
 from services.scoring.ratings import Rating, placements, rate
-from services.scoring.storage import Standing
+from services.scoring.store import Standing
 
 ratings_st = st.builds(Rating, st.floats(min_value=0.0, max_value=50.0),
                        st.floats(min_value=0.5, max_value=25 / 3))

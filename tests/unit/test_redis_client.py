@@ -8,8 +8,8 @@ import asyncio
 import pytest
 import redis.exceptions
 
-from shared.redis_connections import CancellableConnection, ClusterConnection
-from shared.runtime import connect_redis
+from shared.infra.redis_connections import CancellableConnection, ClusterConnection
+from shared.infra.runtime import connect_redis
 
 
 async def test_a_connection_closed_under_a_call_is_a_connection_error() -> None:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from shared import cli
+from services.host import cli
 
 
 def test_the_servers_get_the_listener_on_grpc_cores_own_poller(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from shared.config import Settings
-from shared.localinfra import answers, free_port
+from shared.infra.local import answers, free_port
 
 
 def test_nats_url_lists_every_server() -> None:

@@ -13,9 +13,9 @@ from importlib import import_module
 
 import pytest
 
-from services.base import Service
-from services.runner import NEEDS
-from shared.cli import build_parser
+from services.host.base import Service
+from services.host.cli import build_parser
+from services.host.runner import NEEDS
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
 from shared.sdk.client import Endpoints
 

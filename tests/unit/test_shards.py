@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from shared.config import Settings
-from shared.replicas import slot_tag
-from shared.runtime import Runtime
-from shared.shards import Shards
+from shared.infra.replicas import slot_tag
+from shared.infra.runtime import Runtime
+from shared.infra.shards import Shards
 
 
 def _runtime(**settings: Any) -> Runtime:

@@ -11,7 +11,7 @@ import contextlib
 
 import pytest
 
-from services.tableplay import _stop_all
+from services.play.table_play import _stop_all
 
 
 async def _loses_its_first_cancellation() -> None:

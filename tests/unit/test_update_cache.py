@@ -3,7 +3,7 @@ made from the record's own engine (never restored again from the stored state)."
 
 from __future__ import annotations
 
-from services.tableupdates import UpdateCache
+from services.play.updates import UpdateCache
 from shared.games.registry import engine_class
 from shared.tables.records import CommitRecord, TableMeta
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.tableplay import RidingAnswers, Updates, play_response, with_update, with_updates
-from services.tableupdates import field_bytes
+from services.play.table_play import RidingAnswers, Updates, play_response, with_update, with_updates
+from services.play.updates import field_bytes
 from shared.api.stammtisch.v1 import arbiter_pb2, common_pb2, engine_pb2, errors_pb2
 
 RESPONSES = (engine_pb2.ActResponse, engine_pb2.GetViewResponse, engine_pb2.SubscribeResponse,

@@ -1,0 +1,136 @@
+"""`stammtisch up` and `stammtisch serve`: the stack on one machine, or one service alone."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import uvloop
+
+from services.host.heap import settle_heap
+from services.host.runner import running_services, stop_on_signals
+from services.host.workers import Ready, WorkerPool, shared_ports
+from shared.config import Settings
+from shared.infra.local import LocalServer, Supervisor, answers, free_port, start_nats, start_redis
+from shared.obs.logs import configure_logging, get_logger
+from shared.obs.looplag import watch_loop_lag
+from shared.obs.metrics import serve_metrics
+from shared.rpc.token_secret import require_token_secret, with_local_secret
+
+log = get_logger("up")
+
+def _port_or_free(preferred: int) -> int:
+    return free_port() if answers(f"tcp://127.0.0.1:{preferred}") else preferred
+
+
+@contextlib.contextmanager
+def ensure_infra(settings: Settings, data_dir: Path) -> Iterator[Settings]:
+    """Use REDIS_URL/NATS_URL when they answer; otherwise start our own, keep them running
+    (a dead one is restarted on the same port and data) and stop them after."""
+    started: list[LocalServer] = []
+    try:
+        if not answers(settings.redis_url):
+            server = start_redis(_port_or_free(6379), data_dir / "redis", settings.redis_fsync)
+            started.append(server)
+            settings = dataclasses.replace(settings, redis_url=server.url)
+            log.info("started_redis", url=server.url, fsync=settings.redis_fsync,
+                     reason="REDIS_URL did not answer")
+        if not answers(settings.nats_url):
+            server = start_nats(_port_or_free(4222), data_dir / "nats")
+            started.append(server)
+            settings = dataclasses.replace(settings, nats_url=server.url)
+            log.info("started_nats", url=server.url, reason="NATS_URL did not answer")
+        with Supervisor(started):
+            yield settings
+    finally:
+        for server in reversed(started):
+            server.stop()
+            log.info("stopped_local_server", name=server.name)
+
+
+#: Called once the services are up, with what they serve: their ports and the metrics port.
+OnReady = Callable[[Ready], None]
+
+
+async def serve_until_stopped(settings: Settings, names: Sequence[str],
+                              on_ready: OnReady | None = None) -> None:
+    """Run the services until SIGTERM/SIGINT, then shut down gracefully."""
+    stop = stop_on_signals()
+    metrics_port = serve_metrics(settings.metrics_port, settings.bind_host)
+    async with running_services(settings, names) as running:
+        settle_heap()
+        lag = asyncio.create_task(watch_loop_lag(), name="loop-lag")
+        try:
+            if on_ready is not None:
+                on_ready({"services": [(item.service.name, item.port, item.service.full_name)
+                                       for item in running], "metrics_port": metrics_port})
+            await stop.wait()
+            log.info("stopping", reason="signal")
+        finally:
+            lag.cancel()
+
+
+def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:
+    """What `stammtisch up` serves, on stdout (services/host/launch.py reads it): the shared
+    service ports, then each worker's metrics port (``metrics``, ``metrics2``, ...) and, with
+    several workers, their own table ports (shared/tables/placement.py)."""
+    host = settings.bind_host
+    pids = ", ".join(str(worker["pid"]) for worker in workers)
+    print(f"Stammtisch is up ({len(workers)} worker{'s' if len(workers) > 1 else ''}, pid {pids}):",
+          flush=True)
+    labels = ["metrics" if number == 1 else f"metrics{number}" for number in range(1, len(workers) + 1)]
+    width = max(len(name) for name in [*labels, *(name for name, _, _ in workers[0]["services"])])
+    for name, port, full_name in workers[0]["services"]:
+        print(f"  {name:<{width}} grpc://{host}:{port}  ({full_name})", flush=True)
+    for label, worker in zip(labels, workers, strict=True):
+        print(f"  {label:<{width}} http://{host}:{worker['metrics_port']}/metrics  (pid {worker['pid']})",
+              flush=True)
+    for name, ports in settings.table_ports.items():
+        print(f"  {name:<{width}} tables placed on each worker's own port: "
+              f"{', '.join(str(port) for port in ports)}", flush=True)
+    print(f"  {'redis':<{width}} {settings.redis_url}\n  {'nats':<{width}} {settings.nats_url}", flush=True)
+    print("Press Ctrl-C to stop.", flush=True)
+
+
+def _prepare(settings: Settings) -> None:
+    configure_logging(settings.log_level, settings.log_format)
+
+
+def up(names: Sequence[str], workers: int = 1) -> int:
+    """The whole stack, with Redis and NATS started if needed (on uvloop): in this process,
+    or in ``workers`` forked processes sharing the ports (services/host/workers.py)."""
+    settings = Settings.from_env()
+    _prepare(settings)
+    data_dir = Path(os.environ.get("STAMMTISCH_DATA_DIR", ".var")).resolve()
+    settings = require_token_secret(with_local_secret(settings, data_dir))
+    with ensure_infra(settings, data_dir) as ready:
+        if workers <= 1:
+            uvloop.run(serve_until_stopped(ready, names, lambda info: print_banner(
+                ready, [{"pid": os.getpid(), **info}])))
+            return 0
+        shared, metrics_ports = shared_ports(ready, workers)
+
+        def body(worker_settings: Settings, report: OnReady) -> None:
+            uvloop.run(serve_until_stopped(worker_settings, names, report))
+
+        pool = WorkerPool(body, shared, metrics_ports)
+        pool.stop_on_signals()
+        try:
+            print_banner(shared, pool.start())
+            pool.supervise()
+        finally:
+            pool.stop(shared.grace_seconds + 10)
+        log.info("stopped", workers=workers)
+    return 0
+
+
+def serve(names: Sequence[str]) -> int:
+    """Named services against the configured Redis and NATS (containers, Kubernetes)."""
+    settings = require_token_secret(Settings.from_env())
+    _prepare(settings)
+    uvloop.run(serve_until_stopped(settings, names))
+    return 0

@@ -1,0 +1,77 @@
+"""Archives as the HistoryService sends them, and back: the server and `stammtisch verify`
+(which reads a saved GetReplay answer) share this one mapping."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.protobuf.json_format import MessageToJson, Parse
+
+from shared.api.stammtisch.v1 import common_pb2, history_pb2
+from shared.archive.document import ArchivedCommit, GameArchive
+from shared.rpc.games import GAME_ENUMS, GAME_NAMES
+from shared.rpc.times import timestamp, unix_seconds
+
+SERVER = -1
+
+
+def summary_proto(summary: dict[str, Any], seat: int = SERVER) -> history_pb2.GameSummary:
+    """A game's summary (see :func:`summary_of`) for the player of ``seat``."""
+    return history_pb2.GameSummary(
+        table_id=summary["table_id"], game_no=summary["game_no"], game=GAME_ENUMS[summary["game"]],
+        seats=[history_pb2.HistorySeat(seat=s["seat"], player_id=s.get("player_id") or "",
+                                       name=s.get("name") or "", bot=s.get("bot") or "")
+               for s in summary["seats"]],
+        seat=seat, winners=summary.get("winners", []), scores=summary.get("scores", []),
+        ended_at=timestamp(summary["ended_at"]))
+
+
+def summary_of(archive: GameArchive) -> dict[str, Any]:
+    """The small part of an archive a history list shows."""
+    result = archive.result
+    return {"table_id": archive.table_id, "game_no": archive.game_no, "game": archive.game,
+            "seats": archive.seats, "winners": list(result.get("winners", [])),
+            "scores": [int(score) for score in result.get("scores", [])],
+            "ended_at": archive.ended_at}
+
+
+def replay_proto(archive: GameArchive) -> history_pb2.GetReplayResponse:
+    """The whole archive as the GetReplay answer."""
+    return history_pb2.GetReplayResponse(
+        summary=summary_proto(summary_of(archive)), options_json=json.dumps(archive.options),
+        seed=str(archive.seed), salt=archive.salt, commitment=archive.commitment,
+        seat_count=archive.seat_count,
+        commits=[history_pb2.ReplayCommit(
+            seq=c.seq, committed_at=timestamp(c.at), actor=SERVER if c.actor is None else c.actor,
+            action_json="" if c.action is None else json.dumps(c.action),
+            events=[common_pb2.Event(type=str(e.get("type", "")), data_json=json.dumps(e))
+                    for e in c.events],
+            state_json=json.dumps(c.state), bots=c.bots) for c in archive.commits])
+
+
+def archive_of(reply: history_pb2.GetReplayResponse) -> GameArchive:
+    """The archive a GetReplay answer carries; ValueError when a field does not decode."""
+    summary = reply.summary
+    seats = [{"seat": s.seat, "player_id": s.player_id, "name": s.name, "bot": s.bot or None}
+             for s in summary.seats]
+    commits = [ArchivedCommit(
+        seq=c.seq, at=unix_seconds(c.committed_at), actor=None if c.actor == SERVER else c.actor,
+        action=json.loads(c.action_json) if c.action_json else None,
+        events=[json.loads(e.data_json) for e in c.events], state=json.loads(c.state_json),
+        bots=dict(c.bots)) for c in reply.commits]
+    if summary.game not in GAME_NAMES:
+        raise ValueError("the replay names no known game")
+    return GameArchive(summary.table_id, GAME_NAMES[summary.game], summary.game_no, reply.seat_count,
+                       seats, json.loads(reply.options_json or "{}"), int(reply.seed), reply.salt,
+                       reply.commitment, commits)
+
+
+def replay_to_json(reply: history_pb2.GetReplayResponse) -> str:
+    """A GetReplay answer as the file `stammtisch replay --table` saves and `verify` reads."""
+    return MessageToJson(reply)
+
+
+def replay_from_json(text: str) -> history_pb2.GetReplayResponse:
+    """Inverse of :func:`replay_to_json` (protobuf's JSON mapping); ParseError when it is not one."""
+    return Parse(text, history_pb2.GetReplayResponse())
