@@ -31,9 +31,13 @@ prometheus:
 	    systemctl disable prometheus >/dev/null 2>&1 || true; exit $$status; \
 	  else echo "prometheus/promtool missing (apt-get install prometheus): their tests skip"; fi; }
 
-$(STAMP): pyproject.toml
+# Games the tests install the way a third party installs a game: each its own pip package.
+TEST_GAMES := $(wildcard tests/plugins/*/pyproject.toml)
+
+$(STAMP): pyproject.toml $(TEST_GAMES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' \
+	  $(foreach game,$(TEST_GAMES),-e $(dir $(game)))
 	touch $(STAMP)
 
 run: $(STAMP) redis-server

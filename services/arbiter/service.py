@@ -26,7 +26,6 @@ from services.play.table_play import (
 from shared.api.stammtisch.v1 import arbiter_pb2, arbiter_pb2_grpc
 from shared.games.catalog import played_by
 from shared.games.errors import ErrorCode, RuleError
-from shared.games.waldi.engine import WieWaldi
 from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
 from shared.rpc.errors import invalid
@@ -39,9 +38,7 @@ def same_round(round_no: int) -> Guard:
         raise invalid("round must be the round of your view (1 or more)")
 
     def check(head: CommitRecord) -> None:
-        engine = head.engine()
-        assert isinstance(engine, WieWaldi)  # the arbiter plays Wie Waldi only
-        now = engine.state.round
+        now = head.engine().current_round
         if now != round_no:
             raise RuleError(ErrorCode.STALE, f"the table is in round {now}, not {round_no}")
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.archive.fairness import commitment
-
 from shared.archive.document import ArchivedCommit, GameArchive
+from shared.archive.fairness import commitment
 from shared.games.base import Game, derived_rng
 from shared.games.catalog import CATALOGUE
 from shared.games.errors import RuleError, SetupError
@@ -103,7 +102,7 @@ def _replay(archive: GameArchive, game: Game, previous: ArchivedCommit, commit: 
         return [{"type": TIMED_OUT, "seat": seat}, *events] if kind == TIMED_OUT else events
     if kind == TIME_UP:
         round_no = int(commit.events[0]["round"])
-        return [{"type": TIME_UP, "round": round_no}, *game.time_up(round_no)]  # type: ignore[attr-defined]
+        return [{"type": TIME_UP, "round": round_no}, *game.time_up(round_no)]
     if len(commit.events) == 1 and kind in SEAT_EVENTS:
         return commit.events
     raise ValueError("a server commit of no known kind")

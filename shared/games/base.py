@@ -165,6 +165,17 @@ class Game(ABC):
     def winners(self) -> list[int]:
         """Winning seats once over, else an empty list."""
 
+    @property
+    @abstractmethod
+    def current_round(self) -> int:
+        """The round being played (1 for the first): what an action's ``round`` must name when a
+        client sends one, so that nothing meant for a round that ended lands in the next."""
+
+    def time_up(self, round_no: int) -> list[Event]:
+        """End round ``round_no`` because its time limit passed (see :meth:`round_limit`);
+        nothing happens when that round is no longer running. Games without a limit have none."""
+        return []
+
     def round_limit(self) -> tuple[int, float] | None:
         """The running round and its time limit in seconds, for a server's round clock
         (None: no limit). Asked on every commit, so it reads the state without a view."""
@@ -212,5 +223,20 @@ def check_options(options: Mapping[str, Any] | None, known: Iterable[Option]) ->
         kinds = option.types or (() if option.default is None else (type(option.default),))
         if value is not None and kinds and not _is_kind(value, kinds):
             raise SetupError(f"option '{key}' must be {' or '.join(k.__name__ for k in kinds)}")
+        if isinstance(value, int | float) and not _in_bounds(value, option):
+            raise SetupError(f"option '{key}' must be {_bounds(option)}, got {value!r}")
         merged[key] = value
     return merged
+
+
+def _in_bounds(value: float, option: Option) -> bool:
+    return ((option.minimum is None or value >= option.minimum)
+            and (option.maximum is None or value <= option.maximum))
+
+
+def _bounds(option: Option) -> str:
+    if option.maximum is None:
+        return f"at least {option.minimum:g}"
+    if option.minimum is None:
+        return f"at most {option.maximum:g}"
+    return f"{option.minimum:g} to {option.maximum:g}"

@@ -1,17 +1,20 @@
 """The one catalogue of games: every fact about a game that code outside its engine needs.
 
 The lobby, the engine and arbiter services, the clocks, the SDK, the CLI and
-the terminal client all read these entries, so adding a game means one
-package under ``shared/games`` and one entry here. The catalogue is pure data
-(no gRPC): ``proto_enum`` names the ``stammtisch.v1.Game`` value, and
-:mod:`shared.rpc.games` maps names to enum numbers outside the core.
+the terminal client all read these entries. Each game's package builds its own
+entry (``GAME`` in its ``__init__``) and registers it as a ``stammtisch.games``
+entry point, the built-in games in this project's pyproject.toml and any other
+game in its own: adding a game is one package that nothing else has to know.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from importlib.metadata import entry_points
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
 Service = Literal["engine", "arbiter"]
@@ -26,14 +29,19 @@ class Option:
     doc: str
     #: The value types accepted besides null; empty: the default's type (any for a null default).
     types: tuple[type, ...] = ()
+    #: Bounds of a numeric option (inclusive; None: unbounded on that side).
+    minimum: float | None = None
+    maximum: float | None = None
 
 
 @dataclass(frozen=True)
 class GameEntry:
     """One game as the rest of the system sees it."""
 
-    #: The name used everywhere outside the proto: scenarios, keys, metrics, the CLI.
+    #: The name used everywhere: the API, scenarios, keys, metrics, the CLI ("willi-stich").
     name: str
+    #: The name players read ("Willi Stich").
+    title: str
     #: The ``stammtisch.v1.Game`` value's name.
     proto_enum: str
     #: The engine class, as ``module:Class`` (imported only when needed).
@@ -62,51 +70,62 @@ class GameEntry:
 
     @property
     def package(self) -> str:
-        """The package of the engine (its ``bots`` module lives beside it)."""
+        """The game's package: its engine, ``bots`` and ``words`` modules, RULES.md, ``schemas/``
+        and ``cases/`` live in it."""
         return self.engine.partition(":")[0].rsplit(".", 1)[0]
+
+    def resource(self, name: str) -> Traversable:
+        """A file or folder of the game's package (``RULES.md``, ``schemas``, ``cases``)."""
+        return files(self.package).joinpath(name)
+
+    def schema(self, kind: str) -> dict[str, Any]:
+        """The game's JSON Schema of a ``kind`` ("view", "events", "actions"), parsed."""
+        loaded: dict[str, Any] = json.loads(self.resource(f"schemas/{kind}.schema.json").read_text())
+        return loaded
 
     def option_defaults(self) -> dict[str, Any]:
         """Every option with its default (a fresh dict)."""
         return {option.name: option.default for option in self.options}
 
 
-_FIRST_DEALER = "the seat that deals the first round"
+#: The entry-point group every game registers in, built-in or installed as its own package.
+ENTRY_POINT_GROUP = "stammtisch.games"
 
-CATALOGUE: Mapping[str, GameEntry] = MappingProxyType({entry.name: entry for entry in (
-    GameEntry(
-        name="willi", proto_enum="GAME_WILLI", engine="shared.games.willi.engine:Willi",
-        min_seats=3, max_seats=4, default_seats=4, duplicate_deals=True),
-    GameEntry(
-        name="willi-stich", proto_enum="GAME_WILLI_STICH",
-        engine="shared.games.stich.engine:WilliStich",
-        min_seats=3, max_seats=6, default_seats=4, leave_and_chat=True, duplicate_deals=True,
-        options=(
-            Option("start_round", 1, "the first round played (1..19); the game always ends "
-                                     "after round 19"),
-            Option("first_dealer", 0, _FIRST_DEALER + " played; the deal passes on into the "
-                                      "table's next game"),
-        ),
-        carried_over={"first_dealer": "next_dealer"}),
-    GameEntry(
-        name="wie-waldi", proto_enum="GAME_WIE_WALDI", engine="shared.games.waldi.engine:WieWaldi",
-        min_seats=2, max_seats=4, default_seats=3, simultaneous=True,
-        options=(
-            # A round ends by Stop within about two minutes of quick play; the limit ends one
-            # that never would, so that every game ends: at most 3 rounds times the limit.
-            Option("round_seconds", 180, "time limit of a round in seconds (above 0, at most "
-                                         "3600); null, for the pure engine only: no limit",
-                   types=(int, float)),
-        )),
-    GameEntry(
-        name="willi-wacker", proto_enum="GAME_WILLI_WACKER",
-        engine="shared.games.wacker.engine:WilliWacker",
-        min_seats=3, max_seats=6, default_seats=4,
-        options=(
-            Option("first_dealer", 0, _FIRST_DEALER),
-            Option("target", 200, "the game ends after the round in which a total reaches it"),
-            Option("max_rounds", 100, "safety net: the game also ends after this round"),
-        )),
-)})
+
+class Catalogue(Mapping[str, GameEntry]):
+    """Every installed game by name, found once through the ``stammtisch.games`` entry points.
+
+    Discovery is lazy so that a game package may import this module (to build its entry)
+    without a cycle; a name registered twice, or an entry point that is no GameEntry, is an error.
+    """
+
+    def __init__(self) -> None:
+        self._games: dict[str, GameEntry] | None = None
+
+    def _loaded(self) -> dict[str, GameEntry]:
+        if self._games is None:
+            games: dict[str, GameEntry] = {}
+            for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+                game = point.load()
+                if not isinstance(game, GameEntry) or game.name != point.name:
+                    raise TypeError(f"entry point {point.value} is not the GameEntry {point.name!r}")
+                if game.name in games:
+                    raise ValueError(f"two games registered as {game.name!r}")
+                games[game.name] = game
+            self._games = games
+        return self._games
+
+    def __getitem__(self, name: str) -> GameEntry:
+        return self._loaded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
+CATALOGUE: Mapping[str, GameEntry] = Catalogue()
 
 
 def entry(name: str) -> GameEntry:

@@ -49,6 +49,10 @@ class GameState(Protocol):
         """The phase (a member of the engine's ``Phase`` StrEnum)."""
 
     @property
+    def round(self) -> int:
+        """The round being played."""
+
+    @property
     def winners(self) -> list[int]:
         """Winning seats once over."""
 
@@ -154,6 +158,11 @@ class Engine(Game, Generic[S]):
     def over(self) -> bool:
         """True once the game has ended."""
         return self.state.phase == OVER
+
+    @property
+    def current_round(self) -> int:
+        """The state's round."""
+        return self.state.round
 
     def winners(self) -> list[int]:
         """Winning seats once over (ties share), else an empty list."""

@@ -118,7 +118,7 @@ def expire(head: CommitRecord, now: float) -> Change:
     if key.startswith(ROUND_PREFIX):
         round_no = int(key.removeprefix(ROUND_PREFIX))
         events = [{"type": TIME_UP, "round": round_no},
-                  *game.time_up(round_no)]  # type: ignore[attr-defined]
+                  *game.time_up(round_no)]
         return Change(game, events, head.meta)
     seat = int(key)
     if head.meta.is_bot(seat):

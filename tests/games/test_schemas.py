@@ -1,4 +1,4 @@
-"""The JSON Schemas in proto/schemas describe every view and every event the engines make.
+"""The JSON Schemas of each game's package (``schemas/``) describe every view and event it makes.
 
 Client developers generate Swift and Kotlin types from these files, so a view
 key or an event the schema does not describe would break their apps silently.
@@ -25,19 +25,12 @@ from shared.games.base import Event, Game
 from shared.games.catalog import CATALOGUE, entry
 from shared.games.engine import Engine
 from shared.games.registry import engine_class
+from tests.support.schemas import load_schema as schema
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "proto" / "schemas"
 GAMES = sorted(CATALOGUE)
 #: Seeds per seat count: every seat count of every game is played this many times (each
 #: playout checks some thousand views; more seeds find nothing new but cost minutes).
 SEEDS = 1
-
-
-@cache
-def schema(name: str) -> dict[str, Any]:
-    """A schema file of proto/schemas, parsed."""
-    loaded: dict[str, Any] = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
-    return loaded
 
 
 @cache

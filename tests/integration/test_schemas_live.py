@@ -1,4 +1,4 @@
-"""Real TableUpdates through the gRPC stack match the JSON Schemas of proto/schemas.
+"""Real TableUpdates through the gRPC stack match the JSON Schemas of the games' packages.
 
 The pure test (tests/games/test_schemas.py) checks the engines; this one checks
 what a phone actually receives: ``view_json`` as GetView and Subscribe send it,
@@ -9,26 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 from collections.abc import Mapping
-from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from shared.sdk.client import Endpoints, StammtischClient, Update
 from tests.integration.integration_helpers import close_all, play_one, seated_players
+from tests.support.schemas import load_schema
 
 pytestmark = pytest.mark.integration
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "proto" / "schemas"
 GAMES = ["willi", "willi-stich", "wie-waldi", "willi-wacker"]
 MOVES = 12
 
 
 def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads((SCHEMAS / f"{name}.schema.json").read_text()))
+    return Draft202012Validator(load_schema(name))
 
 
 def _errors(validator: Draft202012Validator, instance: object) -> list[str]:
