@@ -1,4 +1,8 @@
-"""The engine class and the bots of each game in the catalogue, imported lazily."""
+"""The engine class, the bots and the words of each game in the catalogue, imported lazily.
+
+By convention a game's package has a ``bots`` module (``BOTS``: level -> bot class) and a
+``words`` module (``WORDS``: a :class:`shared.games.words.Words`) beside its engine.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from importlib import import_module
 from shared.games.base import Game
 from shared.games.bots import Bot
 from shared.games.catalog import entry
+from shared.games.words import Words
 
 
 def bot_levels(name: str) -> dict[str, type[Bot]]:
@@ -20,3 +25,9 @@ def engine_class(name: str) -> type[Game]:
     module_name, _, class_name = entry(name).engine.partition(":")
     cls: type[Game] = getattr(import_module(module_name), class_name)
     return cls
+
+
+def words_of(name: str) -> Words:
+    """The game's words for text clients; KeyError for unknown names."""
+    words: Words = import_module(entry(name).package + ".words").WORDS
+    return words

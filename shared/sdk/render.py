@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from shared.games.words import table_rows
 from shared.sdk.client import Update
 from shared.sdk.phrases import (
     Seats,
@@ -34,15 +35,6 @@ def own_hand(view: dict[str, Any]) -> list[Any]:
         hands, me = view.get("hands"), view.get("seat")
         hand = hands[me] if isinstance(hands, list) and isinstance(me, int) else None
     return list(hand or [])
-
-
-def table_rows(rows: Sequence[Sequence[str]], indent: str = "     ") -> list[str]:
-    """Rows as aligned columns (every column as wide as its widest cell)."""
-    if not rows:
-        return []
-    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(max(map(len, rows)))]
-    return [indent + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
-            for row in rows]
 
 
 def _plays(view: dict[str, Any], seats: Seats, game: str) -> list[str]:
