@@ -7,7 +7,6 @@ the hand is sorted in the game's own order, and each choice has a line of help.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from shared.games.words import table_rows
