@@ -13,13 +13,12 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from shared.archive.fairness import commitment, new_salt
-
 from services.lobby.catalog import carried_over, has_leave_and_chat, new_game
 from services.lobby.lifetime import TableLifetime
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, Status
 from services.lobby.news import TableNews
 from services.lobby.store import TableRepository
+from shared.archive.fairness import commitment, new_salt
 from shared.errors import Refusal
 from shared.games.base import Game
 from shared.games.errors import RuleError

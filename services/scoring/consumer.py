@@ -17,7 +17,7 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from structlog.contextvars import bound_contextvars
 
-from services.scoring.results import BadResult, FinishedGame
+from services.scoring.finished import BadResult, FinishedGame
 from services.scoring.store import ScoreStore
 from shared.infra.runtime import Runtime, results_stream
 from shared.obs.logs import get_logger

@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.scoring.finished import FinishedGame
 from services.scoring.ratings import Rating, rate
-from services.scoring.results import FinishedGame
 from shared.games.catalog import CATALOGUE
 from shared.infra.runtime import Runtime
 

@@ -17,8 +17,8 @@ from scoring_support import STICH, WILLI, Stub, auth, board, consumed, finished,
 
 from services.host.runner import running_services
 from services.scoring.consumer import DURABLE
+from services.scoring.finished import FinishedGame
 from services.scoring.ratings import Rating
-from services.scoring.results import FinishedGame
 from services.scoring.store import ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2
 from shared.config import Settings

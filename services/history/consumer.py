@@ -27,7 +27,7 @@ from shared.obs.logs import get_logger
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
 
-log = get_logger("history.archiver")
+log = get_logger("history.consumer")
 
 DURABLE = "history-archive"
 RETRY_SECONDS = 2.0
