@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.archive.fairness import commitment
-
 from shared.archive.document import ArchivedCommit, GameArchive
+from shared.archive.fairness import commitment
 from shared.games.base import Game, derived_rng
 from shared.games.catalog import CATALOGUE
 from shared.games.errors import RuleError, SetupError
