@@ -1,9 +1,8 @@
 """Device secrets are kept only as salted scrypt hashes, compared in constant time.
 
-scrypt (RFC 7914, in hashlib) with n=2**14, r=8, p=1 costs about 16 MB and
-some tens of milliseconds per check: cheap for one login, expensive for
-anyone trying secrets against a stolen database. It runs in a thread so a
-login does not stall the event loop.
+scrypt (RFC 7914, in hashlib) with n=2**14, r=8, p=1 is memory- and
+time-hard: cheap for one login, expensive for anyone trying secrets against
+a stolen database. It runs in a thread so a login does not stall the event loop.
 """
 
 from __future__ import annotations

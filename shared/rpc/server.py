@@ -46,9 +46,8 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         ("grpc.server.max_pending_requests", MAX_PENDING_CALLS // 2),
         ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
         # No bandwidth-delay probing of what clients send (small action messages): each probe is
-        # a ping and its ack, extra wake-ups and syscalls per message. Measured in the arbiter
-        # bench: 90 -> 83 syscalls and 21 -> 16 context switches per action. What the server
-        # sends is sized by the client's own probing.
+        # a ping and its ack, extra wake-ups and syscalls per message. What the server sends is
+        # sized by the client's own probing.
         ("grpc.http2.bdp_probe", 0),
     ]
 

@@ -1,13 +1,10 @@
 """What one commit stores: the table's new state, its public events and its meta.
 
-Whole records are JSON (orjson): the head and the log's snapshots. They are not
-compressed: zlib took 20 of the 23 microseconds that encoding a Wie Waldi record
-cost, on every commit, and 10 more on every decode, to save 1.5 KB per head (older
-zlib-compressed records still decode). A log entry between snapshots is plain JSON of the action, its
-events and deadlines; any replica rebuilds any seq (and so any seat's view
-there) from the nearest snapshot before it by re-applying the actions after
-it with the pure engine. The log format is described in README.md
-("Storage: the head and the log").
+Whole records (the head and the log's snapshots) are JSON via orjson, not compressed: zlib would
+cost most of each commit's encoding for little space. A log entry between snapshots is plain JSON
+of the action, its events and deadlines; any replica rebuilds any seq from the nearest snapshot
+before it by re-applying the actions after it with the pure engine (README.md, "Storage: the
+head and the log"; older zlib-compressed records still decode).
 """
 
 from __future__ import annotations
