@@ -32,9 +32,6 @@ async def matches(secret: str, salt: bytes, stored: bytes) -> bool:
 
 
 def token_hash(token: str) -> str:
-    """The stored form of a high-entropy token (a refresh token): its SHA-256, hex.
-
-    A refresh token is 256 random bits, so a fast hash suffices: nobody can
-    guess one back from its hash, and the lookup stays one key.
-    """
+    """The stored form of a high-entropy token (a refresh token): its SHA-256, hex. 256 random bits
+    need no slow hash: nobody can guess one back from it, and the lookup stays one key."""
     return hashlib.sha256(token.encode()).hexdigest()

@@ -13,11 +13,8 @@ from shared.infra.runtime import Runtime
 
 
 class Service:
-    """A service: gRPC servicers plus background tasks sharing one runtime.
-
-    Subclasses set ``name``/``full_name``, implement :meth:`register`, and may
-    start background tasks in :meth:`start` with :meth:`spawn`.
-    """
+    """A service: gRPC servicers plus background tasks sharing one runtime. Subclasses set
+    ``name``/``full_name``, implement :meth:`register`, and may start tasks in :meth:`start`."""
 
     name: ClassVar[str]
     full_name: ClassVar[str]

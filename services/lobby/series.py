@@ -52,10 +52,8 @@ class GameSeries:
     # -- start ------------------------------------------------------------------------------
 
     async def start_if_ready(self, table: LobbyTable, seed: int | None = None) -> LobbyTable:
-        """Start the next game when every seat is taken and ready; returns the newest table.
-
-        ``seed`` deals the game (tournaments: the same seeds at every table for duplicate
-        deals); None deals a fresh random one."""
+        """Start the next game when every seat is taken and ready; returns the newest table. ``seed``
+        deals it (tournaments: the same seeds at every table); None deals a fresh random one."""
         if not table.startable():
             return table
         try:

@@ -215,11 +215,8 @@ class ScoreStore:
         await self._checked(plan, f"migration of {len(player_ids)} {game} players")
 
     async def _checked(self, plan: Callable[[], Awaitable[_Plan | None]], what: str) -> bool:
-        """Write what ``plan`` computed unless what it read changed meanwhile (then plan again).
-
-        ``plan`` returns None to write nothing, and so does the script when the plan's result
-        id is recorded already; the result is then False.
-        """
+        """Write what ``plan`` computed unless what it read changed meanwhile (then plan again). False
+        when ``plan`` returns None or the script finds the plan's result id recorded already."""
         for attempt in range(MAX_ATTEMPTS):
             planned = await plan()
             if planned is None:

@@ -93,14 +93,9 @@ def table_events_stream(settings: Settings) -> StreamConfig:
 
 
 class ResilientNats(NATS):
-    """A NATS client that answers a protocol error from the server by reconnecting.
-
-    nats-py closes the connection for good on any ``-ERR`` other than a stale
-    connection; one odd publish (a subject over the server's control line
-    limit) would then leave the process without NATS until restarted. Here
-    such an error takes the reconnect path a dropped socket takes, which
-    also replays the subscriptions. Authorization errors still close.
-    """
+    """A NATS client that answers a protocol error from the server by reconnecting (which replays the
+    subscriptions) instead of closing for good: one odd publish must not leave the process without
+    NATS. Authorization errors still close."""
 
     async def _process_err(self, err_msg: str) -> None:
         if AUTHORIZATION_VIOLATION in err_msg or PERMISSIONS_ERR in err_msg:
@@ -151,12 +146,9 @@ def cluster_client(url: str, **options: Any) -> RedisCluster:
 
 
 def connect_redis(url: str, cluster: bool = False) -> aioredis.Redis:
-    """A Redis client whose commands ride out a short outage (bounded retries, then an error).
-
-    ``cluster``: the cluster client, seeded by ``url``. It is typed as the plain client
-    because it answers every command this project sends the same way (one slot per
-    command, script and transaction).
-    """
+    """A Redis client whose commands ride out a short outage (bounded retries, then an error);
+    ``cluster``: the cluster client seeded by ``url``, typed as the plain one because every command
+    here keeps to one slot."""
     if cluster:
         client = cluster_client(
             url, max_connections=REDIS_CONNECTIONS, decode_responses=False,

@@ -57,10 +57,8 @@ async def create_server(
     settings: Settings, health: HealthServicer | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Build and start a server on ``address`` (port 0 picks one); returns it and its port.
-
-    ``register`` adds the service's servicers; ``full_names`` are their proto
-    names, reported SERVING on the health service and listed by reflection.
-    """
+    ``register`` adds the servicers; ``full_names``, their proto names, are reported on health and
+    listed by reflection."""
     signer = TokenSigner.from_settings(settings)
     limiter = RateLimiter(settings.actions_per_second, settings.actions_per_second * 2)
     # The login limit runs inside the main interceptor, which logs, measures and maps its refusals.
