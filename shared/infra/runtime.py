@@ -1,24 +1,12 @@
 """Connections every service shares in one process: Redis, NATS and JetStream.
 
-Opening the runtime declares the JetStream streams, so a fresh NATS server is
-usable at once; closing it drains NATS (in-flight messages are delivered;
-while NATS is away it just closes) and closes Redis.
-
-Both connections outlive their servers. NATS reconnects forever with backoff
-and replays its subscriptions (nats-py does that on reconnect); a protocol
-error from the server (such as "maximum control line exceeded") reconnects
-too instead of closing the connection for good. Redis commands are retried a
-bounded number of times with exponential backoff, which is safe here: every
-write is idempotent when re-sent (a table commit is a compare-and-set that
-answers a repeated action id, or game start, with its first answer; see
-shared/tables/store.py and tests/integration/test_retry.py).
-While a server is away for longer, calls fail with an error of
-:data:`UNREACHABLE`, which clients get as UNAVAILABLE.
-
-With ``STAMMTISCH_REDIS_CLUSTER=1`` the Redis client is redis-py's cluster
-client, seeded by REDIS_URL: it routes each command to the master of its
-key's slot and follows a failover. Every key and script of this project keeps
-to one slot (shared/infra/shards.py), so the code is the same for both clients.
+Opening the runtime declares the JetStream streams, so a fresh NATS server is usable at once;
+closing it drains NATS and closes Redis. Both connections outlive their servers: NATS reconnects
+forever (a protocol error from the server too) and replays its subscriptions; Redis commands are
+retried a bounded number of times, safe because every write here is idempotent when re-sent
+(shared/tables/store.py). A server away for longer fails calls with an :data:`UNREACHABLE` error,
+which clients get as UNAVAILABLE. With ``STAMMTISCH_REDIS_CLUSTER=1`` the client is redis-py's
+cluster client; every key and script keeps to one slot (shared/infra/shards.py).
 """
 
 from __future__ import annotations
