@@ -1,9 +1,8 @@
 """Device secrets are kept only as salted scrypt hashes, compared in constant time.
 
-scrypt (RFC 7914, in hashlib) with n=2**14, r=8, p=1 costs about 16 MB and
-some tens of milliseconds per check: cheap for one login, expensive for
-anyone trying secrets against a stolen database. It runs in a thread so a
-login does not stall the event loop.
+scrypt (RFC 7914, in hashlib) with n=2**14, r=8, p=1 is memory- and
+time-hard: cheap for one login, expensive for anyone trying secrets against
+a stolen database. It runs in a thread so a login does not stall the event loop.
 """
 
 from __future__ import annotations
@@ -33,9 +32,6 @@ async def matches(secret: str, salt: bytes, stored: bytes) -> bool:
 
 
 def token_hash(token: str) -> str:
-    """The stored form of a high-entropy token (a refresh token): its SHA-256, hex.
-
-    A refresh token is 256 random bits, so a fast hash suffices: nobody can
-    guess one back from its hash, and the lookup stays one key.
-    """
+    """The stored form of a high-entropy token (a refresh token): its SHA-256, hex. 256 random bits
+    need no slow hash: nobody can guess one back from it, and the lookup stays one key."""
     return hashlib.sha256(token.encode()).hexdigest()

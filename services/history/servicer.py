@@ -14,10 +14,10 @@ import binascii
 import re
 
 import grpc
-from shared.archive.messages import replay_proto, summary_proto
 
 from services.history.store import ArchiveStore, table_reader
 from shared.api.stammtisch.v1 import history_pb2, history_pb2_grpc
+from shared.archive.messages import replay_proto, summary_proto
 from shared.errors import NotFound
 from shared.ids import check_table_id
 from shared.infra.runtime import Runtime

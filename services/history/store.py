@@ -23,9 +23,9 @@ from typing import Any
 
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import APIError, BadRequestError, NotFoundError
-from shared.archive.messages import summary_of
 
 from shared.archive.document import GameArchive
+from shared.archive.messages import summary_of
 from shared.config import Settings
 from shared.infra.runtime import Runtime
 from shared.tables.store import TableStore

@@ -1,4 +1,5 @@
-"""What every service provides to the runner: its servicers and its background work."""
+"""What every service provides to the runner: its servicers and its background work; a room
+hosted inside another service's process provides the same as a :class:`Part`."""
 
 from __future__ import annotations
 
@@ -12,11 +13,8 @@ from shared.infra.runtime import Runtime
 
 
 class Service:
-    """A service: gRPC servicers plus background tasks sharing one runtime.
-
-    Subclasses set ``name``/``full_name``, implement :meth:`register`, and may
-    start background tasks in :meth:`start` with :meth:`spawn`.
-    """
+    """A service: gRPC servicers plus background tasks sharing one runtime. Subclasses set
+    ``name``/``full_name``, implement :meth:`register`, and may start tasks in :meth:`start`."""
 
     name: ClassVar[str]
     full_name: ClassVar[str]
@@ -49,3 +47,21 @@ class Service:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
+
+
+class Part:
+    """A room hosted in another service's process: its servicers on that port, its background work
+    started and stopped with that service. Not deployed on its own."""
+
+    #: The proto service its servicers serve (the host lists it in ``also_serves``).
+    full_name: ClassVar[str]
+
+    def register(self, server: grpc.aio.Server) -> None:
+        """Add this part's servicers to the host's server."""
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        """Start background work (consumers); default: none."""
+
+    async def stop(self) -> None:
+        """Stop background work; default: none."""

@@ -30,12 +30,9 @@ _TABLE_PORTS = re.compile(r"\s+(\w+)\s+tables placed on each worker's own port: 
 
 @dataclass
 class LaunchedStack:
-    """A running `stammtisch up`: its process, what it printed about itself, and its log file.
-
-    Its stderr goes to the log file and, after the banner, its stdout is copied
-    to ``stdout.log`` beside it by a thread: no pipe of the child ever fills up
-    because nobody reads it (a full pipe would block the server's event loop).
-    """
+    """A running `stammtisch up`: its process, what it printed about itself, and its log file. Its
+    output goes to files (stdout copied by a thread after the banner): a pipe nobody reads would fill
+    up and block the server's event loop."""
 
     process: subprocess.Popen[str]
     endpoints: dict[str, str]

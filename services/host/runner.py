@@ -83,11 +83,9 @@ async def running_services(settings: Settings, names: Sequence[str]) -> AsyncIte
 
 async def follow_dependencies(runtime: Runtime, started: Sequence[Running],
                               interval: float = HEALTH_INTERVAL) -> None:
-    """Set each service's health from whether the servers it needs answer, until cancelled.
-
-    On Redis Cluster the probe is a cluster client that pings every master it knows: the seed
-    node of REDIS_URL may be gone while the cluster serves every slot.
-    """
+    """Set each service's health from whether the servers it needs answer, until cancelled. On Redis
+    Cluster the probe pings every master it knows: REDIS_URL's seed node may be gone while the
+    cluster serves every slot."""
     probe: aioredis.Redis
     options = {"socket_timeout": PROBE_TIMEOUT, "socket_connect_timeout": PROBE_TIMEOUT,
                "retry": Retry(NoBackoff(), 0)}

@@ -1,21 +1,11 @@
 """`stammtisch up --workers N`: N server processes on the same ports, supervised by the parent.
 
-One Python process serves about one core. The parent forks the workers before
-any gRPC object exists (grpc-core does not survive a fork of a process that
-has one); each child then builds its own event loop, Redis and NATS
-connections and servers, and binds the same ports with SO_REUSEPORT, so the
-kernel spreads new connections over them. They share the Redis and NATS the
-parent found or started, exactly as replicas do: everything a process does
-once (the results relay, clock workers, the lifetime sweep) is already safe
-with several processes, because it is safe with several replicas.
-
-Each worker serves its own Prometheus port (the first one the configured
-port, the others free ones, all printed in the banner): a scrape per worker,
-which is how Prometheus sees replicas too, so every dashboard sum stays true.
-
-The parent restarts a worker that dies (on the same metrics port) and, on
-SIGTERM or SIGINT, passes SIGTERM to every worker and waits for them to stop
-gracefully. A worker whose parent dies gets SIGTERM too (PR_SET_PDEATHSIG).
+The parent forks the workers before any gRPC object exists (grpc-core does not survive a fork of
+a process that has one); each builds its own loop, connections and servers and binds the shared
+ports with SO_REUSEPORT. Workers are replicas in all but name: what a process does once (relay,
+clocks, lifetime sweep) is safe with several, and each has its own Prometheus port so dashboard
+sums stay true. The parent restarts a worker that dies and passes SIGTERM/SIGINT on; a worker
+whose parent dies gets SIGTERM (PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations

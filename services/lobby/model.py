@@ -210,13 +210,9 @@ class LobbyTable:
         return seat
 
     def leave(self, player_id: str, planned_game: int | None, stand_in: bool) -> str:
-        """Leave the table; returns what the caller was ("seat", "waiting", "spectator").
-
-        ``planned_game`` is the running game the caller's plan handled (None: no game),
-        ``stand_in`` whether a bot took the seat over in it. A game that started or
-        ended since the plan raises :class:`Moved`, so a running game never keeps
-        a seat that nobody plays.
-        """
+        """Leave the table; returns what the caller was ("seat", "waiting", "spectator"). ``planned_game``
+        and ``stand_in`` are what the caller's plan saw; a game started or ended since raises
+        :class:`Moved`, so a running game never keeps a seat nobody plays."""
         seat = self.seat_of(player_id)
         if seat is not None:
             if self.seats[seat].stand_in:
@@ -285,11 +281,8 @@ class LobbyTable:
             self.games_played -= 1
 
     def end_game(self, game_no: int, carry: dict[str, Any]) -> list[int]:
-        """The game ended: people un-ready, stand-in seats freed, newcomers seated.
-
-        Returns the seats given to newcomers; raises :class:`Moved` when that
-        game is not the running one (a repeated result).
-        """
+        """The game ended: people un-ready, stand-in seats freed, newcomers seated; returns their seats.
+        Raises :class:`Moved` when that game is not the running one (a repeated result)."""
         if self.status != Status.PLAYING or self.games_played != game_no:
             raise Moved
         self.status = Status.BETWEEN_GAMES

@@ -194,11 +194,8 @@ class QuickMatch:
         return remaining, seated.get(player_id)
 
     async def _match(self, queue: Queue, member: str) -> tuple[int, dict[str, Seating]]:
-        """Join (unless ``member`` is empty) and seat a full group if there is one.
-
-        Returns the queue length after (-1: ``member`` was queued already) and the
-        seats of the group seated by this call.
-        """
+        """Join (unless ``member`` is empty) and seat a full group if there is one; returns the queue
+        length after (-1: ``member`` was queued already) and the seats of the group this call seated."""
         now = time.time()
         result = await self._script(keys=self._keys(queue),
                                     args=[queue.seats, member, now, now - STALE_SECONDS])

@@ -13,13 +13,12 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from shared.archive.fairness import commitment, new_salt
-
 from services.lobby.catalog import carried_over, has_leave_and_chat, new_game
 from services.lobby.lifetime import TableLifetime
 from services.lobby.model import STAND_IN_LEVEL, LobbyTable, Moved, Status
 from services.lobby.news import TableNews
 from services.lobby.store import TableRepository
+from shared.archive.fairness import commitment, new_salt
 from shared.errors import Refusal
 from shared.games.base import Game
 from shared.games.errors import RuleError
@@ -53,10 +52,8 @@ class GameSeries:
     # -- start ------------------------------------------------------------------------------
 
     async def start_if_ready(self, table: LobbyTable, seed: int | None = None) -> LobbyTable:
-        """Start the next game when every seat is taken and ready; returns the newest table.
-
-        ``seed`` deals the game (tournaments: the same seeds at every table for duplicate
-        deals); None deals a fresh random one."""
+        """Start the next game when every seat is taken and ready; returns the newest table. ``seed``
+        deals it (tournaments: the same seeds at every table); None deals a fresh random one."""
         if not table.startable():
             return table
         try:

@@ -1,177 +1,60 @@
-"""The lobby's gRPC servicer: a thin shell over the table operations and quick match."""
+"""The lobby process: tables, seats and quick match, and the lobby's side of every game's end.
+
+The same process also hosts the accounts and history rooms (their own service.py wires them):
+they share the lobby's port and replicas rather than being deployed on their own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import grpc
-import structlog
-from google.protobuf.timestamp_pb2 import Timestamp
 
-from services.accounts.devices import Accounts
-from services.accounts.privacy import PlayerData
-from services.accounts.servicer import AccountServicer
-from services.accounts.sessions import Sessions
-from services.history.archiver import Archiver
-from services.history.servicer import HistoryServicer
-from services.history.store import ArchiveStore
+from services.accounts.service import AccountsPart
+from services.history.service import HistoryPart
 from services.host.base import Service
-from services.lobby.convert import table_proto
-from services.lobby.model import LobbyTable
+from services.lobby.consumer import LobbyResults
 from services.lobby.players import PlayerNames
 from services.lobby.quickmatch import QuickMatch
-from services.lobby.results import GameResults
+from services.lobby.servicer import LobbyServicer
 from services.lobby.tables import Lobby
-from services.scoring.store import ScoreStore
-from shared.api.stammtisch.v1 import accounts_pb2_grpc, history_pb2_grpc, lobby_pb2, lobby_pb2_grpc
-from shared.ids import check_table_id, new_player_id
+from shared.api.stammtisch.v1 import lobby_pb2_grpc
 from shared.infra.runtime import Runtime
-from shared.rpc.auth import TokenSigner, caller
-from shared.rpc.errors import invalid
-from shared.tables.placement import play_port
-
-MAX_NAME = 24
-
-
-def _bind_table(table_id: str) -> None:
-    """Check a request's table id at the door, then tag the request's log lines with it."""
-    structlog.contextvars.bind_contextvars(table_id=check_table_id(table_id))
-
-
-class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
-    """Login issues tokens; every other call acts as the token's player, never as the request says."""
-
-    def __init__(self, runtime: Runtime, lobby: Lobby, quick: QuickMatch, names: PlayerNames) -> None:
-        self.lobby = lobby
-        self.quick = quick
-        self.names = names
-        settings = self.settings = runtime.settings
-        self.signer = TokenSigner.from_settings(settings)
-        self.token_ttl = settings.guest_token_ttl_seconds
-
-    def _table(self, table: LobbyTable) -> lobby_pb2.Table:
-        """The table as players see it, with the port of the worker that holds it."""
-        return table_proto(table, play_port(self.settings, table.game, table.table_id))
-
-    async def Login(self, request: lobby_pb2.LoginRequest,
-                    context: grpc.aio.ServicerContext) -> lobby_pb2.LoginResponse:
-        """A guest login: any printable name of 1 to 24 characters gets a fresh player id."""
-        name = request.name.strip()
-        if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
-            raise invalid(f"name must be 1 to {MAX_NAME} printable characters")
-        player_id = new_player_id()
-        token, identity = self.signer.issue(player_id, name, ttl_seconds=self.token_ttl)
-        await self.names.remember(player_id, name, self.token_ttl)
-        expires = Timestamp()
-        expires.FromSeconds(int(identity.expires_at))
-        return lobby_pb2.LoginResponse(token=token, player_id=player_id, expires_at=expires)
-
-    async def CreateTable(self, request: lobby_pb2.CreateTableRequest,
-                          context: grpc.aio.ServicerContext) -> lobby_pb2.CreateTableResponse:
-        table = await self.lobby.create(caller(), request.game, request.seats, request.options,
-                                        request.join)
-        _bind_table(table.table_id)
-        return lobby_pb2.CreateTableResponse(table=self._table(table))
-
-    async def ListTables(self, request: lobby_pb2.ListTablesRequest,
-                         context: grpc.aio.ServicerContext) -> lobby_pb2.ListTablesResponse:
-        tables = await self.lobby.list(request.game, request.open_only, request.limit)
-        return lobby_pb2.ListTablesResponse(tables=[self._table(table) for table in tables])
-
-    async def GetTable(self, request: lobby_pb2.GetTableRequest,
-                       context: grpc.aio.ServicerContext) -> lobby_pb2.GetTableResponse:
-        _bind_table(request.table_id)
-        return lobby_pb2.GetTableResponse(table=self._table(await self.lobby.get(request.table_id)))
-
-    async def JoinTable(self, request: lobby_pb2.JoinTableRequest,
-                        context: grpc.aio.ServicerContext) -> lobby_pb2.JoinTableResponse:
-        _bind_table(request.table_id)
-        wish = request.seat if request.HasField("seat") else None
-        table, seat = await self.lobby.join(caller(), request.table_id, wish, request.spectator)
-        return lobby_pb2.JoinTableResponse(table=self._table(table), seat=seat)
-
-    async def LeaveTable(self, request: lobby_pb2.LeaveTableRequest,
-                         context: grpc.aio.ServicerContext) -> lobby_pb2.LeaveTableResponse:
-        _bind_table(request.table_id)
-        table = await self.lobby.leave(caller(), request.table_id)
-        return lobby_pb2.LeaveTableResponse(table=self._table(table))
-
-    async def SetReady(self, request: lobby_pb2.SetReadyRequest,
-                       context: grpc.aio.ServicerContext) -> lobby_pb2.SetReadyResponse:
-        _bind_table(request.table_id)
-        table = await self.lobby.set_ready(caller(), request.table_id, request.ready)
-        return lobby_pb2.SetReadyResponse(table=self._table(table))
-
-    async def AddBot(self, request: lobby_pb2.AddBotRequest,
-                     context: grpc.aio.ServicerContext) -> lobby_pb2.AddBotResponse:
-        _bind_table(request.table_id)
-        wish = request.seat if request.HasField("seat") else None
-        table = await self.lobby.add_bot(caller(), request.table_id, wish, request.level)
-        return lobby_pb2.AddBotResponse(table=self._table(table))
-
-    async def QuickMatch(self, request: lobby_pb2.QuickMatchRequest,  # type: ignore[override]
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[lobby_pb2.QuickMatchResponse]:
-        async for update in self.quick.wait(caller(), request.game, request.seats):
-            if update.table is None:
-                yield lobby_pb2.QuickMatchResponse(queued=update.queued)
-            else:
-                _bind_table(update.table.table_id)
-                yield lobby_pb2.QuickMatchResponse(queued=update.queued, table=self._table(update.table),
-                                                   seat=update.seat)
-
-    async def SendChat(self, request: lobby_pb2.SendChatRequest,
-                       context: grpc.aio.ServicerContext) -> lobby_pb2.SendChatResponse:
-        _bind_table(request.table_id)
-        await self.lobby.chat(caller(), request.table_id, request.text)
-        return lobby_pb2.SendChatResponse()
-
-    async def WatchTable(self, request: lobby_pb2.WatchTableRequest,  # type: ignore[override]
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
-        _bind_table(request.table_id)
-        async for table, news in self.lobby.watch(request.table_id):
-            yield lobby_pb2.WatchTableResponse(
-                table=self._table(table), change=news["change"],
-                player_id=news.get("player_id", ""), text=news.get("text", ""))
 
 
 class LobbyService(Service):
-    """Owns players (guests and accounts) and sessions, tables and seats, quick match, the lobby
-    side of every game's end, and the history of finished games."""
+    """Owns guests, tables and seats, quick match and the lobby side of every game's end; hosts
+    accounts and history."""
 
     name = "lobby"
     full_name = "stammtisch.v1.LobbyService"
-    also_serves = ("stammtisch.v1.AccountService", "stammtisch.v1.HistoryService")
+    also_serves = (AccountsPart.full_name, HistoryPart.full_name)
 
     def __init__(self, runtime: Runtime) -> None:
         super().__init__(runtime)
         self.names = PlayerNames(runtime)
         self.lobby = Lobby(runtime)
         self.quick = QuickMatch(runtime, self.lobby, self.names)
-        self.results = GameResults(runtime, self.lobby.series)
-        self.archive = ArchiveStore(runtime)
-        self.archiver = Archiver(runtime, self.archive)
+        self.results = LobbyResults(runtime, self.lobby.series)
+        self.history = HistoryPart(runtime)
+        self.parts = (AccountsPart(runtime, self.history.archive), self.history)
 
     def register(self, server: grpc.aio.Server) -> None:
         lobby_pb2_grpc.add_LobbyServiceServicer_to_server(
             LobbyServicer(self.runtime, self.lobby, self.quick, self.names), server)
-        data = PlayerData(Accounts(self.runtime),
-                          Sessions(self.runtime, self.runtime.settings.refresh_ttl_seconds),
-                          self.archive, ScoreStore(self.runtime))
-        accounts_pb2_grpc.add_AccountServiceServicer_to_server(AccountServicer(self.runtime, data), server)
-        history_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryServicer(self.runtime, self.archive),
-                                                              server)
+        for part in self.parts:
+            part.register(server)
 
     async def start(self) -> None:
-        """The durable consumer that turns finished games into tables between games, and the
-        sweep that closes tables nobody plays, and the archiver of finished games."""
+        """Consume results (tables between games), start the hosted parts, sweep idle tables."""
         await self.results.start()
-        await self.archiver.start()
+        for part in self.parts:
+            await part.start()
         self.spawn(self.lobby.lifetime.run_forever(), "table-lifetime")
 
     async def stop(self) -> None:
-        """Stop consuming results, then the background tasks."""
+        """Stop consuming results and the hosted parts, then the background tasks."""
         await self.results.stop()
-        await self.archiver.stop()
+        for part in self.parts:
+            await part.stop()
         await super().stop()
 
 

@@ -48,11 +48,8 @@ def placements(scores: Sequence[float]) -> list[int]:
 
 
 def rate(ratings: Sequence[Rating], scores: Sequence[float]) -> list[Rating]:
-    """Every person's rating after one game, in the order given.
-
-    ``ratings`` and ``scores`` hold one entry per person of the game, in any
-    order (the result does not depend on it). Fewer than two people: unchanged.
-    """
+    """Every person's rating after one game, in the order given. ``ratings`` and ``scores`` hold one
+    entry per person, in any order (the result does not depend on it); fewer than two: unchanged."""
     if len(ratings) != len(scores):
         raise ValueError(f"{len(ratings)} ratings for {len(scores)} scores")
     if len(ratings) < 2:

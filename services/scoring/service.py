@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 
 from services.host.base import Service
-from services.scoring.consumer import ResultsConsumer
+from services.scoring.consumer import ScoringResults
 from services.scoring.servicer import ScoringServicer
 from services.scoring.store import ScoreStore
 from shared.api.stammtisch.v1 import scoring_pb2_grpc
@@ -21,18 +21,18 @@ class ScoringService(Service):
     def __init__(self, runtime: Runtime) -> None:
         super().__init__(runtime)
         self.store = ScoreStore(runtime)
-        self.consumer = ResultsConsumer(runtime, self.store)
+        self.results = ScoringResults(runtime, self.store)
 
     def register(self, server: grpc.aio.Server) -> None:
         scoring_pb2_grpc.add_ScoringServiceServicer_to_server(ScoringServicer(self.store), server)
 
     async def start(self) -> None:
-        """Bind to the durable consumer (creating it if new), then pull results in the background."""
-        self.spawn(self.consumer.run(await self.consumer.subscribe()), "results")
+        """Join the replicas' durable consumer of results (created on first use)."""
+        await self.results.start()
 
     async def stop(self) -> None:
-        """Stop the consumer loop, then cancel it (whichever comes first)."""
-        self.consumer.stop()
+        """Stop consuming; unacknowledged results go to another replica after the ack wait."""
+        await self.results.stop()
         await super().stop()
 
 

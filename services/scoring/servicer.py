@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 from structlog.contextvars import bind_contextvars
 
-from services.scoring.results import FinishedGame
+from services.scoring.finished import FinishedGame
 from services.scoring.store import ScoreStore, Standing
 from shared.api.stammtisch.v1 import scoring_pb2, scoring_pb2_grpc
 from shared.games.catalog import CATALOGUE

@@ -1,29 +1,18 @@
 """Scoring's Redis data: finished games per table, standings and leaderboards per game.
 
-Keys (one hash tag, so one script may span them in Redis Cluster; the
-write rate is one small script per finished game)::
+Keys (one hash tag, so one script may span them in Redis Cluster)::
 
     <prefix>:scoring:{scoring}:table:<table_id>       hash  result id -> FinishedGame JSON
     <prefix>:scoring:{scoring}:stats:<game>:<player>  hash  games, wins, mu, sigma, v (version)
     <prefix>:scoring:{scoring}:ranking:<game>         zset  player -> rank key (mu - 3 sigma, then wins)
 
-Recording a game reads the standings it changes, rates the game, and writes
-the result id with the new standings in one Lua compare-and-set that fails if
-the result id is there already or any of those standings changed since it
-was read (each write of a standing bumps its ``v``): a result delivered twice
-changes nothing the second time, and two replicas recording games of the
-same player at once retry instead of losing an update. (A script, not
-WATCH/MULTI: redis-py's asyncio cluster client cannot read inside a WATCH.)
-A recorded result is acknowledged once a Redis replica holds it
-(shared/infra/replicas.py), so a failover cannot lose it after JetStream let go.
-
-Before openskill, a stats hash held an Elo ``rating`` (no ``mu``) and the
-board was ``board:<game>``, sorted by Elo. Such data is migrated on read: an
-old player keeps their games and wins and starts at the model's default
-rating (an Elo number says nothing about mu or sigma, and a fresh sigma lets
-the next games place them quickly). Reads show the migrated standing at
-once; it is written back with the player's next game, or, for everyone on an
-old board, by the next leaderboard query of that game (``_migrate_board``).
+A game is recorded by one Lua compare-and-set (redis-py's asyncio cluster client cannot read inside
+WATCH) that fails if its result id is there already or a standing it read has changed (each write
+bumps ``v``): a result delivered twice changes nothing, and two replicas rating the same player
+retry instead of losing an update. It is acknowledged once a Redis replica holds it
+(shared/infra/replicas.py). Elo-era standings (a ``rating`` and no ``mu``; the board
+``board:<game>``) are migrated on read: games and wins kept, the model's default rating, written
+back with the player's next game or the game's next leaderboard query (``_migrate_board``).
 """
 
 from __future__ import annotations
@@ -35,8 +24,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.scoring.finished import FinishedGame
 from services.scoring.ratings import Rating, rate
-from services.scoring.results import FinishedGame
 from shared.games.catalog import CATALOGUE
 from shared.infra.runtime import Runtime
 
@@ -215,11 +204,8 @@ class ScoreStore:
         await self._checked(plan, f"migration of {len(player_ids)} {game} players")
 
     async def _checked(self, plan: Callable[[], Awaitable[_Plan | None]], what: str) -> bool:
-        """Write what ``plan`` computed unless what it read changed meanwhile (then plan again).
-
-        ``plan`` returns None to write nothing, and so does the script when the plan's result
-        id is recorded already; the result is then False.
-        """
+        """Write what ``plan`` computed unless what it read changed meanwhile (then plan again). False
+        when ``plan`` returns None or the script finds the plan's result id recorded already."""
         for attempt in range(MAX_ATTEMPTS):
             planned = await plan()
             if planned is None:

@@ -10,12 +10,12 @@ import grpc
 
 from services.host.base import Service
 from services.lobby.tables import Lobby
+from services.tournament.consumer import TournamentResults
 from services.tournament.director import Director
-from services.tournament.feed import HistoryFeed
-from services.tournament.results import TournamentResults
 from services.tournament.servicer import TournamentServicer
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
+from services.tournament.watchers import TournamentWatchers
 from shared.api.stammtisch.v1 import tournament_pb2_grpc
 from shared.infra.runtime import Runtime
 
@@ -32,11 +32,11 @@ class TournamentService(Service):
         self.tables = TournamentTables(Lobby(runtime))
         self.results = TournamentResults(runtime, self.store)
         self.director = Director(self.store, self.tables)
-        self.feed = HistoryFeed(self.store)
+        self.watchers = TournamentWatchers(self.store)
 
     def register(self, server: grpc.aio.Server) -> None:
         tournament_pb2_grpc.add_TournamentServiceServicer_to_server(
-            TournamentServicer(self.runtime, self.store, self.tables, self.feed), server)
+            TournamentServicer(self.runtime, self.store, self.tables, self.watchers), server)
 
     async def start(self) -> None:
         """Consume results, and direct whatever tournaments this replica can lease."""
@@ -46,7 +46,7 @@ class TournamentService(Service):
     async def stop(self) -> None:
         """Stop directing (leases given up), then consuming."""
         await super().stop()
-        await self.feed.close()
+        await self.watchers.close()
         await self.director.stop()
         await self.results.stop()
 

@@ -12,10 +12,10 @@ import grpc
 from services.scoring.store import ScoreStore
 from services.tournament import convert
 from services.tournament.core.standings import GameResult, ResultKey, game_points_of
-from services.tournament.feed import HistoryFeed
 from services.tournament.model import Entry, Tournament
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
+from services.tournament.watchers import TournamentWatchers
 from shared.api.stammtisch.v1 import tournament_pb2, tournament_pb2_grpc
 from shared.ids import check_player_id, check_tournament_id
 from shared.infra.runtime import Runtime
@@ -36,9 +36,9 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
     """Every call acts as the token's player; organizer controls check the organizer."""
 
     def __init__(self, runtime: Runtime, store: TournamentStore, tables: TournamentTables,
-                 feed: HistoryFeed) -> None:
+                 watchers: TournamentWatchers) -> None:
         self.store = store
-        self.feed = feed
+        self.watchers = watchers
         self.tables = tables
         self.scores = ScoreStore(runtime)
         self.default_turn = runtime.settings.turn_seconds
@@ -167,7 +167,7 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         # The history is read from its start so that each entry's standings count exactly the
         # games recorded up to it, whatever after_seq the watcher resumes from.
         seen: set[ResultKey] = set()
-        async for entries, tournament, recorded in self.feed.entries(tournament_id):
+        async for entries, tournament, recorded in self.watchers.entries(tournament_id):
             for seq, entry in entries:
                 if entry["change"] == "game_finished":
                     seen.add((int(entry["round"]), int(entry["table"]), int(entry["game"])))

@@ -122,12 +122,9 @@ class TournamentStore:
 
     async def change(self, tournament_id: str, fn: Callable[[Tournament], Entry],
                      holder: str = "") -> tuple[Tournament, Entry]:
-        """Apply ``fn`` to the newest copy; store it with its history entry atomically.
-
-        With ``holder`` the write happens only while that director holds the
-        lease (else :class:`LeaseLost`): a director that lost its lease while
-        planning can never write over its successor.
-        """
+        """Apply ``fn`` to the newest copy; store it with its history entry atomically. With ``holder``,
+        only while that director holds the lease (else :class:`LeaseLost`): a director that lost its
+        lease while planning never writes over its successor."""
         for attempt in range(MAX_ATTEMPTS):
             if attempt:
                 # Jittered backoff: two hundred players registering at once otherwise keep

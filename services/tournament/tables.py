@@ -177,11 +177,9 @@ class TournamentTables:
                                                               name=f"play-out:{table_id}")
 
     async def play_out(self, table_id: str) -> None:
-        """Bots play every seat of the running game to its end at full speed.
-
-        The seats keep their players (the result counts for them); a person who
-        acts meanwhile just races the bots, and the table store orders the commits.
-        """
+        """Bots play every seat of the running game to its end at full speed. The seats keep their
+        players (the result counts for them); a person acting meanwhile races the bots, and the table
+        store orders the commits."""
         store, announcer = self.series.store, self.series.announcer
 
         def bot_move(head: CommitRecord | None) -> Change:

@@ -1,12 +1,9 @@
 """A finished game as one document: who sat where, the options, the seed and salt, every commit.
 
-The archive keeps the full engine state after each commit (every hand), so a
-replay shows any moment without an engine, and :mod:`shared.archive.verify`
-can still recompute all of it from the seed. Stored zlib-compressed JSON: a
-whole game is 10 to 30 KB that way (300 to 900 commits of up to 2.5 KB state).
-orjson writes the dataclasses as they are: ``dataclasses.asdict`` and the json
-module took 124 ms for a game of 600 Wie Waldi commits (a stall of the event
-loop of the process that archives, at every game's end), orjson 1.5 ms.
+The archive keeps the full engine state after each commit, so a replay shows any moment without
+an engine and :mod:`shared.archive.verify` can still recompute all of it from the seed. It is
+stored as zlib-compressed JSON written by orjson straight from the dataclasses, so encoding a
+long game does not stall the archiving process's event loop.
 """
 
 from __future__ import annotations

@@ -99,12 +99,9 @@ _handing_out = threading.Lock()
 
 
 def free_port() -> int:
-    """A TCP port nobody listens on right now, and none this process handed out before.
-
-    The kernel offers a port again as soon as its probe socket closes (of 2,000 calls in a row,
-    about 120 repeated one), and a stack's services are given their ports before any of them
-    binds: two of them on one port shared it, and calls for the one reached the other.
-    """
+    """A TCP port nobody listens on right now, and none this process handed out before: the kernel
+    offers a port again once its probe socket closes, and a stack's services get their ports
+    before any of them binds (two on one port would share it)."""
     with _handing_out:
         while True:
             with socket.socket() as sock:

@@ -139,13 +139,9 @@ class LocalRedisCluster:
         self.wait_ok(timeout)
 
     def replace(self, dead: RedisNode) -> None:
-        """Start an empty node on the dead one's ports and make it the replica of the master
-        that took over the dead node's slots (a master without a replica now).
-
-        Empty, because the nodes keep no data: the old node restarted on its nodes.conf
-        would claim its slots as a master with nothing in them until the cluster told it
-        otherwise, and a client asking it then would find no tables.
-        """
+        """Start an empty node on the dead one's ports as the replica of the master that took over its
+        slots: empty, because a node restarted on its nodes.conf would claim its slots as a master with
+        no data in them until the cluster told it otherwise."""
         running = [node for node in self.nodes if node.alive]
         old_id = self.cli(running[0], "cluster", "nodes")
         for path in dead.data_dir.glob("nodes.conf"):

@@ -1,34 +1,15 @@
 """One Lua script called by many at once: while one round trip is on its way, the calls made
 meanwhile wait and go together as the next one (one write, one read).
 
-Every table commit is one script call. When many tables commit at the same
-time (a tournament's hundred tables), each call paid for its own socket write
-and read. Here a call made while nothing is on its way goes at once, from its
-caller (a lightly loaded server waits for nothing); calls made while a round
-trip is on its way queue up and leave together as soon as it is back, from a
-task that sends batch after batch until none waits. The more load, the bigger
-the batches, and no call ever waits for a timer or a turn of the loop.
-
-Round trips go one after the other, so they share one connection, borrowed
-from the client's pool once and kept (the pool still closes it with the
-client): borrowing and returning a connection for every round trip cost a
-lone call 40 of its 105 microseconds of client CPU. A round trip packs every
-call as an EVALSHA (redis-py's connection, packed by hiredis) and reads the
-replies in order, under the client's own retry policy (a short outage is
-ridden out as for any command; a connection redis-py dropped, a cancelled
-read among them, connects again on its next write). A batch is not a transaction: each script stays atomic on
-its own, run in the order called; two commits of one table in a batch race as
-they would apart (the compare-and-set lets the first win, the other runs again
-on the new head). An error reply is its call's own error; a script Redis
-forgot (a restart) is loaded again by redis-py's script object, for the calls
-that met it. Through redis-py's command layers instead (``Redis``, ``Script``,
-``Pipeline``, one batch per turn of the loop), 50 callers at once cost 44 to 54
-microseconds of client CPU per call; 35 to 37 this way.
-
-A queued caller cancelled before its batch leaves is not sent; once sent, its
-call still runs, which the commit script allows (its compare-and-set and
-action ids make a commit whose answer was lost safe to try again). Redis
-Cluster clients call the script directly (a batch would span nodes).
+A call made while nothing is on its way goes at once from its caller, so a lightly loaded
+server waits for nothing; calls made meanwhile leave together as soon as the round trip is
+back, so batches grow with load and no call waits for a timer. Round trips go one after the
+other over one connection kept from the client's pool, every call packed as an EVALSHA (by
+hiredis) and sent under the client's retry policy. A batch is not a transaction: each script
+stays atomic on its own, in call order, and an error reply is its call's own. A queued caller
+cancelled before its batch leaves is not sent; once sent, its call still runs (the commit
+script makes a repeated commit safe). Redis Cluster clients call the script directly (a batch
+would span nodes).
 """
 
 from __future__ import annotations

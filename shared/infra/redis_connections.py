@@ -18,23 +18,9 @@ import redis.exceptions
 
 
 class CancellableConnection(aioredis.Connection):
-    """A connection whose writes never swallow the caller's cancellation, and whose commands
-    are packed by hiredis.
-
-    redis-py's asyncio connection packs every command in Python, argument by
-    argument (its sync one uses hiredis): 20 microseconds for a table commit's
-    script call, a tenth of all the Redis client's work per action, against 4.5
-    with hiredis.
-
-    redis-py sends every command under ``asyncio.wait_for`` when a socket timeout is
-    set. On Python 3.11 ``wait_for`` returns the result instead of raising when the
-    caller is cancelled in the same loop turn as the write finishes, which is common:
-    a quarter of the cancellations that hit a command were lost that way. The task
-    then went on as if never cancelled; a stream whose client had left kept its feed
-    (and the open-streams gauge) until the process stopped. Here the write runs under
-    ``asyncio.timeout``, which counts cancellations, with the same limit; it also
-    spares the task ``wait_for`` starts for every command.
-    """
+    """A connection whose writes never swallow the caller's cancellation (they run under
+    ``asyncio.timeout``, not redis-py's ``wait_for``, which on Python 3.11 can return instead of
+    raising), and whose commands are packed by hiredis instead of in Python."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
         """The command in the Redis protocol, as redis-py's own packer would write it (a name of
@@ -65,12 +51,9 @@ class CancellableConnection(aioredis.Connection):
 
 
 class ClusterConnection(CancellableConnection):
-    """A cluster node's connection that reports a socket closed under it as ConnectionError.
-
-    redis-py 8.1's asyncio cluster client disconnects every connection of a node that
-    failed, also one another call is using; that call then writes to no socket and an
-    AttributeError escapes instead of the ConnectionError the client would retry.
-    """
+    """A cluster node's connection that reports a socket closed under it as ConnectionError, which the
+    client retries (redis-py's asyncio cluster client disconnects every connection of a failed node,
+    and a call still using one would otherwise raise AttributeError)."""
 
     async def _send_packed_command(self, command: Iterable[bytes]) -> None:
         if self._writer is None:

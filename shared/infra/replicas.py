@@ -1,23 +1,12 @@
 """Acknowledge a write only once a replica holds it (Redis WAIT), so a failover cannot lose it.
 
-Redis replicates asynchronously: a master that dies a moment after a write
-may take it along, and the replica promoted in its place never had it. For
-the writes a player or a result relies on (a table commit, a recorded
-result), the service therefore asks, before it answers, for a replica's copy.
-
-WAIT counts the writes of the connection it is sent on, so it follows a
-small write of its own (a barrier key in the same slot, hence on the same
-master) in one pipeline. A master's replication stream is ordered: once a
-replica has the barrier, it has every write the master made before it,
-whichever connection made them.
-
-When no replica answers within the wait (a master without a replica in sync,
-e.g. right after a failover until the old master is back as its replica),
-the write is acknowledged anyway and counted
-(``stammtisch_redis_unreplicated_writes_total``); until a replica of that
-master is online again (INFO replication, asked instead of waiting), its
-writes are acknowledged without waiting: availability over a second copy,
-as the README's "What can be lost" table says.
+Redis replicates asynchronously, so for the writes a player or a result relies on (a table
+commit, a recorded result) the service asks for a replica's copy before it answers. WAIT counts
+the writes of its own connection, so it follows a barrier key in the same slot in one pipeline:
+the replication stream is ordered, so a replica holding the barrier holds every earlier write.
+When no replica answers within the wait, the write is acknowledged anyway and counted
+(``stammtisch_redis_unreplicated_writes_total``), and that master's writes are not waited for
+until INFO shows a replica online again: availability over a second copy (README, "What can be lost").
 """
 
 from __future__ import annotations

@@ -25,12 +25,8 @@ _CONSUMER_NAME_IN_USE = 10013
 
 async def join_results(runtime: Runtime, durable: str, ack_wait: float,
                        handle: Callable[[Msg], Awaitable[None]]) -> JetStreamContext.PushSubscription:
-    """Join the replicas' durable push consumer of game results, creating it on first use.
-
-    Replicas (and the workers of `stammtisch up --workers N`) start at once: two may both find
-    no consumer and both create it; the second create fails (its deliver subject differs),
-    and joining again binds to the consumer the first one made.
-    """
+    """Join the replicas' durable push consumer of game results, creating it on first use; replicas
+    that start at once may race to create it, and the loser joins the one the winner made."""
     def join() -> Awaitable[JetStreamContext.PushSubscription]:
         return runtime.js.subscribe(
             runtime.subject_pattern("results", "*", "game"), queue=durable, durable=durable,

@@ -1,24 +1,12 @@
 """Connections every service shares in one process: Redis, NATS and JetStream.
 
-Opening the runtime declares the JetStream streams, so a fresh NATS server is
-usable at once; closing it drains NATS (in-flight messages are delivered;
-while NATS is away it just closes) and closes Redis.
-
-Both connections outlive their servers. NATS reconnects forever with backoff
-and replays its subscriptions (nats-py does that on reconnect); a protocol
-error from the server (such as "maximum control line exceeded") reconnects
-too instead of closing the connection for good. Redis commands are retried a
-bounded number of times with exponential backoff, which is safe here: every
-write is idempotent when re-sent (a table commit is a compare-and-set that
-answers a repeated action id, or game start, with its first answer; see
-shared/tables/store.py and tests/integration/test_retry.py).
-While a server is away for longer, calls fail with an error of
-:data:`UNREACHABLE`, which clients get as UNAVAILABLE.
-
-With ``STAMMTISCH_REDIS_CLUSTER=1`` the Redis client is redis-py's cluster
-client, seeded by REDIS_URL: it routes each command to the master of its
-key's slot and follows a failover. Every key and script of this project keeps
-to one slot (shared/infra/shards.py), so the code is the same for both clients.
+Opening the runtime declares the JetStream streams, so a fresh NATS server is usable at once;
+closing it drains NATS and closes Redis. Both connections outlive their servers: NATS reconnects
+forever (a protocol error from the server too) and replays its subscriptions; Redis commands are
+retried a bounded number of times, safe because every write here is idempotent when re-sent
+(shared/tables/store.py). A server away for longer fails calls with an :data:`UNREACHABLE` error,
+which clients get as UNAVAILABLE. With ``STAMMTISCH_REDIS_CLUSTER=1`` the client is redis-py's
+cluster client; every key and script keeps to one slot (shared/infra/shards.py).
 """
 
 from __future__ import annotations
@@ -93,14 +81,9 @@ def table_events_stream(settings: Settings) -> StreamConfig:
 
 
 class ResilientNats(NATS):
-    """A NATS client that answers a protocol error from the server by reconnecting.
-
-    nats-py closes the connection for good on any ``-ERR`` other than a stale
-    connection; one odd publish (a subject over the server's control line
-    limit) would then leave the process without NATS until restarted. Here
-    such an error takes the reconnect path a dropped socket takes, which
-    also replays the subscriptions. Authorization errors still close.
-    """
+    """A NATS client that answers a protocol error from the server by reconnecting (which replays the
+    subscriptions) instead of closing for good: one odd publish must not leave the process without
+    NATS. Authorization errors still close."""
 
     async def _process_err(self, err_msg: str) -> None:
         if AUTHORIZATION_VIOLATION in err_msg or PERMISSIONS_ERR in err_msg:
@@ -151,12 +134,9 @@ def cluster_client(url: str, **options: Any) -> RedisCluster:
 
 
 def connect_redis(url: str, cluster: bool = False) -> aioredis.Redis:
-    """A Redis client whose commands ride out a short outage (bounded retries, then an error).
-
-    ``cluster``: the cluster client, seeded by ``url``. It is typed as the plain client
-    because it answers every command this project sends the same way (one slot per
-    command, script and transaction).
-    """
+    """A Redis client whose commands ride out a short outage (bounded retries, then an error);
+    ``cluster``: the cluster client seeded by ``url``, typed as the plain one because every command
+    here keeps to one slot."""
     if cluster:
         client = cluster_client(
             url, max_connections=REDIS_CONNECTIONS, decode_responses=False,

@@ -10,12 +10,8 @@ from shared.infra.runtime import UNREACHABLE
 
 
 def not_cancelled() -> bool:
-    """False once the current task was asked to stop.
-
-    Loops check this instead of ``while True``: a client library that swallows
-    a CancelledError (seen with redis-py) would otherwise keep the loop alive
-    and hang shutdown.
-    """
+    """False once the current task was asked to stop: loops check this instead of ``while True``, so
+    a library that swallows a CancelledError cannot keep them alive and hang shutdown."""
     task = asyncio.current_task()
     return task is None or not task.cancelling()
 

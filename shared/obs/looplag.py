@@ -1,13 +1,10 @@
 """How late a server process's event loop runs what is ready: the first thing to look at when
 the p99 of calls grows.
 
-Every call a process serves waits its turn in one event loop. A probe sleeps a
-short while, again and again, and records how much later than asked it woke
-(``stammtisch_event_loop_lag_seconds``): how long the loop was busy with other
-work, or the process was off the CPU (a collection of the garbage collector, a
-burst of commits, a machine shared with other busy processes). The probe
-wakes 20 times a second: each wake-up of an idle process costs about 0.15 ms of
-CPU (at 50 a second, an idle worker's CPU rose from 2.7 to 3.4% of a core).
+Every call a process serves waits its turn in one event loop. A probe sleeps a short while, again
+and again, and records how much later than asked it woke (``stammtisch_event_loop_lag_seconds``):
+how long the loop was busy with other work or the process was off the CPU. It wakes rarely
+enough that an idle process hardly pays for it.
 """
 
 from __future__ import annotations

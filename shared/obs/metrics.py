@@ -64,12 +64,8 @@ RESULTS_CONSUMED = Counter(
 
 
 def count_from_zero(counter: Counter, label_sets: Iterable[tuple[str, ...]]) -> None:
-    """Give a labelled counter of rare events a series at 0 per label set, before its first event.
-
-    A labelled counter has no series until its first increment, so the panel of
-    a rare event (a commit retry, an expired clock, an undecodable request)
-    showed "No data" and the ratio alerts had nothing to divide: now they read 0.
-    """
+    """Give a labelled counter of rare events a series at 0 per label set before its first event, so
+    its panel shows 0 rather than "No data" and ratio alerts have something to divide."""
     for labels in label_sets:
         counter.labels(*labels)
 

@@ -53,12 +53,9 @@ _LEVELS = {"INTERNAL": log.error, "UNKNOWN": log.error, "DATA_LOSS": log.error,
 
 
 class RateLimiter:
-    """A token bucket per player: ``rate`` calls per second, bursts up to ``burst``.
-
-    Buckets are kept in order of last use. A full bucket is the same as none,
-    so the least recently used one is forgotten once it has refilled; and at
-    most ``capacity`` are kept whatever happens (the oldest go first).
-    """
+    """A token bucket per player: ``rate`` calls per second, bursts up to ``burst``. A full bucket is
+    the same as none, so the least recently used is forgotten once refilled, and at most
+    ``capacity`` are kept (the oldest go first)."""
 
     def __init__(self, rate: float, burst: float, capacity: int = 100_000) -> None:
         self.rate = rate

@@ -1,20 +1,10 @@
-"""Calls without a token (the logins) are rate-limited per peer address.
+"""Calls without a token (the logins) are rate-limited per peer address, per server process.
 
-The per-player limiter (:class:`shared.rpc.interceptors.RateLimiter` keyed by the
-token's player) cannot see Login, LoginDevice, RefreshToken and Logout: they
-carry no token. LoginDevice runs scrypt (tens of milliseconds of CPU each), so
-without a limit an anonymous caller could keep a server's cores busy. Each peer
-address (the client's IP, its port dropped) gets a token bucket of
-``per_minute`` calls, refilled at ``per_minute`` a minute, per server process:
-a load test registering a few hundred bots from one host fits in the bucket, a
-loop of logins does not. The buckets are bounded like the per-player ones.
-
-Behind a proxy that hides the clients' addresses every caller is the proxy:
-there, raise STAMMTISCH_LOGINS_PER_MINUTE (and limit in the proxy).
-
-This interceptor runs inside :class:`StammtischInterceptor` (second in the
-chain), so a refused call is logged and measured like any other
-(``stammtisch_rpc_duration_seconds{code="RESOURCE_EXHAUSTED"}``).
+The per-player limiter cannot see Login, LoginDevice, RefreshToken and Logout (no token), and
+LoginDevice runs scrypt, so an anonymous caller could otherwise keep a server's cores busy. Each
+address gets a bounded token bucket of ``per_minute`` calls, refilled at ``per_minute`` a minute;
+behind a proxy that hides clients' addresses raise STAMMTISCH_LOGINS_PER_MINUTE. It runs inside
+:class:`StammtischInterceptor`, so a refused call is logged and measured like any other.
 """
 
 from __future__ import annotations

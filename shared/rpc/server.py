@@ -46,9 +46,8 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         ("grpc.server.max_pending_requests", MAX_PENDING_CALLS // 2),
         ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
         # No bandwidth-delay probing of what clients send (small action messages): each probe is
-        # a ping and its ack, extra wake-ups and syscalls per message. Measured in the arbiter
-        # bench: 90 -> 83 syscalls and 21 -> 16 context switches per action. What the server
-        # sends is sized by the client's own probing.
+        # a ping and its ack, extra wake-ups and syscalls per message. What the server sends is
+        # sized by the client's own probing.
         ("grpc.http2.bdp_probe", 0),
     ]
 
@@ -58,10 +57,8 @@ async def create_server(
     settings: Settings, health: HealthServicer | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Build and start a server on ``address`` (port 0 picks one); returns it and its port.
-
-    ``register`` adds the service's servicers; ``full_names`` are their proto
-    names, reported SERVING on the health service and listed by reflection.
-    """
+    ``register`` adds the servicers; ``full_names``, their proto names, are reported on health and
+    listed by reflection."""
     signer = TokenSigner.from_settings(settings)
     limiter = RateLimiter(settings.actions_per_second, settings.actions_per_second * 2)
     # The login limit runs inside the main interceptor, which logs, measures and maps its refusals.

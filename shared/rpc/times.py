@@ -16,5 +16,5 @@ def timestamp(at: float) -> Timestamp:
 
 def unix_seconds(stamp: Timestamp) -> float:
     """A Timestamp as unix seconds: what ``ToNanoseconds() / 1e9`` gives, read from the fields
-    (ToNanoseconds is Python code, 2 us a call, and a client reads every update's deadlines)."""
+    (ToNanoseconds is slow Python code, and a client reads every update's deadlines)."""
     return (stamp.seconds * _NANOS + stamp.nanos) / 1e9

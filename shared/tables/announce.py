@@ -59,15 +59,9 @@ class Announcer:
         self.store = store
 
     async def announce(self, record: CommitRecord) -> None:
-        """Live news for subscribers in this process and everywhere else, then the results
-        (if any); never raises.
-
-        The commit is already in Redis with its results in the outbox, so a
-        NATS or JetStream that cannot take them now (a server gone, a stream
-        leader election in a cluster) does not fail the action: live
-        subscribers read the gap from the log, and the relay publishes the
-        results once JetStream answers again.
-        """
+        """Live news for subscribers here and everywhere else, then the results (if any); never raises:
+        the commit and its outbox are in Redis already, so subscribers read a gap from the log and the
+        relay publishes the results once JetStream answers."""
         # this process's own streams, at once
         self.runtime.local_commits.deliver(record.meta.table_id, record)
         try:

@@ -154,12 +154,9 @@ class TableFeeds:
     async def runs(self, table_id: str, after_seq: int,
                    visit: Callable[[CommitRecord], None] | None = None, states_only: bool = False,
                    seat: int | None = None) -> AsyncGenerator[list[CommitRecord], None]:
-        """:meth:`commits` a run at a time: a page of the log while the stream catches up (so
-        its reader may send them together), then each live commit alone. ``visit`` sees each
-        commit of a log page while one engine goes through the page (TableStore.log_after):
-        the reader makes its views there instead of an engine copy per commit. ``states_only``
-        without ``visit``: the reader makes few views of a page (TableStore.log_after).
-        ``seat``: the reader's seat, if any: its live commits come before other streams'."""
+        """:meth:`commits` a run at a time: a log page while catching up, then each live commit alone.
+        ``visit``/``states_only`` as in TableStore.log_after (views made while one engine walks the
+        page); ``seat``: the reader's seat, whose own commits reach it before other streams."""
         async with self._watch(table_id, seat) as queue:
             last = after_seq
             previous: CommitRecord | None = None  # the commit ``last``, once this feed has it

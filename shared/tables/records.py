@@ -1,13 +1,10 @@
 """What one commit stores: the table's new state, its public events and its meta.
 
-Whole records are JSON (orjson): the head and the log's snapshots. They are not
-compressed: zlib took 20 of the 23 microseconds that encoding a Wie Waldi record
-cost, on every commit, and 10 more on every decode, to save 1.5 KB per head (older
-zlib-compressed records still decode). A log entry between snapshots is plain JSON of the action, its
-events and deadlines; any replica rebuilds any seq (and so any seat's view
-there) from the nearest snapshot before it by re-applying the actions after
-it with the pure engine. The log format is described in README.md
-("Storage: the head and the log").
+Whole records (the head and the log's snapshots) are JSON via orjson, not compressed: zlib would
+cost most of each commit's encoding for little space. A log entry between snapshots is plain JSON
+of the action, its events and deadlines; any replica rebuilds any seq from the nearest snapshot
+before it by re-applying the actions after it with the pure engine (README.md, "Storage: the
+head and the log"; older zlib-compressed records still decode).
 """
 
 from __future__ import annotations
@@ -53,15 +50,9 @@ class TableMeta:
 
 
 class CommitRecord:
-    """One commit of a table: everything needed to show seq to anyone.
-
-    The head holds the newest one whole (:meth:`encode`). The log holds one
-    whole only as a snapshot (every ``SNAPSHOT_EVERY``-th seq, and every
-    commit no seat's action explains); every other log entry is the commit's
-    :meth:`entry`: the action, its events and deadlines, rebuilt from the
-    snapshot before it by re-applying the actions after it with the pure
-    engine (:func:`replay`).
-    """
+    """One commit of a table: everything needed to show its seq to anyone. The head holds the newest
+    whole (:meth:`encode`); the log holds it whole only as a snapshot, else as its :meth:`entry`,
+    rebuilt by re-applying the action to the commit before (:func:`replay`)."""
 
     def __init__(self, seq: int, at: float, meta: TableMeta, state: dict[str, Any] | None,
                  events: list[Event], deadlines: dict[str, float], actor: int | None = None,
@@ -99,12 +90,9 @@ class CommitRecord:
         return self._state
 
     def hand_over_engine(self) -> Game:
-        """Keep only the state's JSON and give the engine away (to be changed at will): for the
-        next commit of a table, whose streams made their views of this one already, and for a
-        replay that walks one engine through a log page, each commit wanted for its state or
-        for views made while the walk is at it (an engine copy per commit costs several times
-        the JSON, which a committed record has already). A view asked for later restores the
-        engine from the JSON, and so does the next change if this one is refused."""
+        """Keep only the state's JSON and give the engine away to be changed at will (the next commit, a
+        replay walking a log page): an engine copy costs several times the JSON the record already has.
+        A view asked for later, or a refused next change, restores the engine from the JSON."""
         engine = self.engine()
         if self._state_json is None:
             self._state_json = engine.state_json()
@@ -157,12 +145,9 @@ class CommitRecord:
 
 def replay(previous: CommitRecord, entry: bytes, discard_previous: bool = False,
            states_only: bool = False) -> CommitRecord:
-    """The commit after ``previous`` from its log :meth:`~CommitRecord.entry`: the previous
-    engine with the entry's action applied (engines are pure and seeded, so this is the state
-    the commit made). ``discard_previous``: nobody else holds ``previous``, so its engine is
-    taken over instead of copied (``previous`` is unusable afterwards). ``states_only``: the
-    same for a ``previous`` that is still wanted for its state, which it keeps as JSON
-    (:meth:`~CommitRecord.hand_over_engine`)."""
+    """The commit after ``previous`` from its log :meth:`~CommitRecord.entry` (engines are pure and
+    seeded). ``discard_previous``: take over ``previous``'s engine (unusable afterwards) instead of
+    copying it; ``states_only``: the same, ``previous`` keeping its state as JSON."""
     data = orjson.loads(entry)
     if data["seq"] != previous.seq + 1:
         raise LookupError(f"log entry {data['seq']} does not follow commit {previous.seq}")

@@ -83,16 +83,9 @@ RESULT_EVENTS = ("round_over", "game_over")
 
 @dataclass
 class Change:
-    """What a commit does: the engine after the change, its events, and the new meta.
-
-    ``actor`` and ``action``, when given, must be what made ``game``: the head's
-    engine with ``game.apply(actor, action)`` and nothing else (the log keeps
-    only the action of such a commit and rebuilds its state by applying it
-    again). A change without them is kept whole in the log.
-
-    ``game`` is handed over: the committed record keeps it as its engine (for
-    views, and to copy for the next commit), so nobody changes it afterwards.
-    """
+    """What a commit does: the engine after the change (handed over: the record keeps it), its events
+    and the new meta. ``actor``/``action``, when given, must be all that made ``game`` from the head
+    (the log keeps only the action and re-applies it); without them the commit is logged whole."""
 
     game: Game
     events: list[dict[str, Any]]
@@ -120,13 +113,9 @@ class TableStore:
         self._heads: OrderedDict[str, CommitRecord] = OrderedDict()
 
     def known(self, table_id: str, blob: bytes) -> CommitRecord:
-        """The record stored as ``blob``, decoded once per process.
-
-        Each commit reaches a process several times as the same bytes (its
-        committer's head, the next action's head read, the NATS announcement):
-        comparing bytes with the last head this process saw is far cheaper
-        than decompressing and parsing the whole state again.
-        """
+        """The record stored as ``blob``, decoded once per process: a commit reaches a process several
+        times as the same bytes (its head, the next head read, the announcement), and comparing bytes
+        is far cheaper than parsing the state again."""
         head = self._heads.get(table_id)
         if head is None or head.encode() != blob:
             head = CommitRecord.decode(blob)
@@ -134,10 +123,9 @@ class TableStore:
         return head
 
     def _learned(self, table_id: str, blob: bytes) -> CommitRecord:
-        """A head just read from Redis (:meth:`known`). One newer than any this process had is
-        another process's commit whose announcement is still on its way: it goes to this
-        process's streams now, so the commit about to follow it reaches them without a gap
-        (which each stream would read from the log)."""
+        """A head just read from Redis (:meth:`known`). One newer than any this process had is another
+        process's commit still on its way here: it goes to this process's streams now, so the commit
+        about to follow reaches them without a gap."""
         before = self._heads.get(table_id)
         record = self.known(table_id, blob)
         if before is None or record.seq > before.seq:
@@ -214,16 +202,9 @@ class TableStore:
     async def log_after(self, table_id: str, after_seq: int, limit: int = 1000,
                         previous: CommitRecord | None = None, states_only: bool = False,
                         visit: Callable[[CommitRecord], None] | None = None) -> list[CommitRecord]:
-        """Commits with seq > after_seq, oldest first, at most ``limit``, each whole.
-
-        ``previous``, the commit ``after_seq`` if the caller has it (the end of
-        its last page), spares reading the log back to the snapshot the first
-        entry is rebuilt from. ``states_only``: the caller wants the commits'
-        states, not views of them (the archive): one engine goes through the
-        page and each commit keeps its state as JSON, instead of an engine copy.
-        ``visit`` sees each commit while that engine is at it (a stream makes
-        its views there); it implies ``states_only``.
-        """
+        """Commits with seq > after_seq, oldest first, at most ``limit``, each whole. ``previous`` (the
+        commit ``after_seq``) spares reading back to a snapshot; ``states_only``: one engine walks the
+        page, each commit keeping its state as JSON; ``visit`` sees each commit there (implies it)."""
         states_only = states_only or visit is not None
         log_key = self.key(table_id, "log")
         entries = await self.redis.xrange(log_key, f"({max(after_seq, 0)}-0", "+", count=limit)
@@ -291,15 +272,9 @@ class TableStore:
         self, table_id: str, change_fn: Callable[[CommitRecord | None], Change],
         act_key: str = "", allow_new: bool = False,
     ) -> tuple[CommitRecord | None, dict[str, Any] | None]:
-        """Apply ``change_fn`` to the newest head and commit it atomically.
-
-        One round trip when this process made or saw the table's newest commit
-        (the usual case: a table's players are served by one process), two
-        otherwise. Returns the committed record and None, or, when ``act_key`` was already
-        answered, the stored answer with the record that answered it (None for
-        a stored refusal). Raises what
-        ``change_fn`` raises (RuleError, NothingToDo) without committing.
-        """
+        """Apply ``change_fn`` to the newest head and commit it atomically (one round trip when this
+        process made or saw that head). Returns (record, None), or for an ``act_key`` answered already
+        (stored answer, record); raises what ``change_fn`` raises without committing."""
         # The first attempt runs on the head this process last saw, without reading it: the
         # script's compare-and-set (and its check of the action id) tells whether it was the
         # newest. Only a head read from Redis may refuse, so a stale one is read again. A lost
@@ -367,11 +342,8 @@ class TableStore:
 
     async def _answered(self, table_id: str,
                         answer: dict[str, Any]) -> tuple[CommitRecord | None, dict[str, Any]]:
-        """An already answered action: the record that applied it (None for a refusal).
-
-        Answered again only once a replica holds it, like a first answer: the retry may come
-        from a client whose first attempt's master died before a replica confirmed it.
-        """
+        """An already answered action: the record that applied it (None for a refusal). Answered again
+        only once a replica holds it, like a first answer: the first attempt's master may have died."""
         await self.runtime.replicas.after(self.key(table_id, "head"))
         if "seq" in answer:
             return await self.record(table_id, int(answer["seq"])), answer
@@ -389,10 +361,9 @@ def _snapshot(head: CommitRecord | None, change: Change, seq: int) -> bool:
 def _rebuilt(entries: list[tuple[bytes, dict[bytes, bytes]]], previous: CommitRecord | None,
              skip: int = 0, states_only: bool = False,
              visit: Callable[[CommitRecord], None] | None = None) -> list[CommitRecord]:
-    """The whole commits of consecutive log entries but the first ``skip`` (read only to rebuild
-    the others from; the first entry is a snapshot unless ``previous``, the commit before it,
-    is given; ``states_only`` as in :meth:`TableStore.log_after`, never for the caller's own
-    ``previous``)."""
+    """The whole commits of consecutive log entries but the first ``skip`` (read only to rebuild the
+    others); the first entry is a snapshot unless ``previous``, the commit before it, is given.
+    ``states_only`` as in :meth:`TableStore.log_after`, never for the caller's own ``previous``."""
     records = []
     for index, (entry_id, fields) in enumerate(entries):
         snapshot = fields.get(b"rec")

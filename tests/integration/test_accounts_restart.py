@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from integration_helpers import bot_table, eventually, finish_game
-from shared.archive.messages import replay_to_json
 
 from services.host.launch import STAMMTISCH, LaunchedStack, start_stack
+from shared.archive.messages import replay_to_json
 from shared.infra.local import free_port
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.device import device_credentials

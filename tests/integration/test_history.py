@@ -14,13 +14,13 @@ import logging
 import grpc
 import pytest
 from integration_helpers import bot_table, eventually, finish_game, quick_stack
+
+from services.history.consumer import Archiver
+from services.history.store import ArchiveStore
+from shared.archive.document import ArchivedCommit, GameArchive
 from shared.archive.fairness import commitment
 from shared.archive.messages import archive_of, replay_from_json, replay_to_json
 from shared.archive.verify import verify
-
-from services.history.archiver import Archiver
-from services.history.store import ArchiveStore
-from shared.archive.document import ArchivedCommit, GameArchive
 from shared.config import Settings
 from shared.infra.runtime import Runtime
 from shared.sdk.client import StammtischClient

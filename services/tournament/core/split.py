@@ -51,12 +51,9 @@ def _closeness(sizes: tuple[int, ...], preferred: int) -> tuple[int, int]:
 
 
 def best_sizes(seats: int, min_size: int, max_size: int, preferred: int) -> tuple[int, ...] | None:
-    """The split of exactly ``seats`` closest to ``preferred`` (None: there is none).
-
-    For a fixed number of tables the sum of squares is least when the sizes are
-    as equal as possible, so only the balanced split of each table count is a
-    candidate.
-    """
+    """The split of exactly ``seats`` closest to ``preferred`` (None: there is none). For a fixed
+    number of tables the sum of squares is least with sizes as equal as possible, so only each
+    table count's balanced split is a candidate."""
     if seats <= 0:
         return () if seats == 0 else None
     candidates = [balanced(seats, tables)

@@ -123,11 +123,8 @@ def game_points_of(results: Sequence[GameResult], duplicate: bool) -> dict[Resul
 
 def standings(entrants: Sequence[Entrant], results: Iterable[GameResult], games_per_round: int,
               *, duplicate: bool = False, knockout_rounds: Mapping[str, int] | None = None) -> list[Standing]:
-    """The standings, best first (rank 1 first; the seeding order settles every full tie).
-
-    ``knockout_rounds`` gives each player's last round seated (knockout only).
-    A result is taken once per (round, table, game) even if passed twice.
-    """
+    """The standings, best first (the seeding order settles every full tie). ``knockout_rounds``:
+    each player's last round seated (knockout only). A result counts once per (round, table, game)."""
     unique = list({(r.round, r.table, r.game): r for r in results}.values())
     reached = knockout_rounds or {}
     lines = {entrant.player_id: Standing(

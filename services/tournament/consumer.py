@@ -20,7 +20,7 @@ from shared.infra.runtime import Runtime
 from shared.obs.logs import get_logger
 from shared.rpc.errors import ServiceError
 
-log = get_logger("tournament.results")
+log = get_logger("tournament.consumer")
 
 DURABLE = "tournament-games"
 RETRY_SECONDS = 1.0

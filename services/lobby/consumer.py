@@ -17,14 +17,14 @@ from shared.infra.result_group import GameResultGroup
 from shared.infra.runtime import Runtime
 from shared.obs.logs import get_logger
 
-log = get_logger("lobby.results")
+log = get_logger("lobby.consumer")
 
 DURABLE = "lobby-games"
 RETRY_SECONDS = 2.0
 ACK_WAIT_SECONDS = 30.0
 
 
-class GameResults(GameResultGroup):
+class LobbyResults(GameResultGroup):
     """Ends the lobby's side of each game from ``<prefix>.results.*.game``."""
 
     def __init__(self, runtime: Runtime, series: GameSeries) -> None:

@@ -12,22 +12,20 @@ to catch up after an outage.
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext
 
 from services.history.store import ArchiveStore, table_reader
 from shared.archive.document import ArchivedCommit, GameArchive
 from shared.errors import NotFound
-from shared.infra.result_group import join_results
+from shared.infra.result_group import GameResultGroup
 from shared.infra.runtime import Runtime
 from shared.obs.logs import get_logger
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
 
-log = get_logger("history.archiver")
+log = get_logger("history.consumer")
 
 DURABLE = "history-archive"
 RETRY_SECONDS = 2.0
@@ -68,27 +66,18 @@ def archive_of(records: list[CommitRecord]) -> GameArchive:
                  for r in records])
 
 
-class Archiver:
-    """Archives each finished game from the results stream (a push consumer with a deliver group,
-    like the lobby's own results consumer)."""
+class Archiver(GameResultGroup):
+    """Archives each finished game from the results stream, shared by the lobby replicas."""
 
     def __init__(self, runtime: Runtime, archive: ArchiveStore) -> None:
-        self.runtime = runtime
+        super().__init__(runtime, DURABLE, ACK_WAIT_SECONDS, self._on_message)
         self.archive = archive
         self.tables = table_reader(runtime)
-        self._subscription: JetStreamContext.PushSubscription | None = None
 
     async def start(self) -> None:
-        """Declare the archive stream and join the replicas' durable consumer."""
+        """Declare the archive stream, then join the replicas' durable consumer."""
         await self.archive.declare()
-        self._subscription = await join_results(self.runtime, DURABLE, ACK_WAIT_SECONDS, self._on_message)
-
-    async def stop(self) -> None:
-        """Stop receiving; what is unacknowledged goes to another replica after the ack wait."""
-        if self._subscription is not None:
-            with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
-            self._subscription = None
+        await super().start()
 
     async def archive_game(self, table_id: str, game_no: int, seq: int) -> bool:
         """Archive the game that ended with commit ``seq``; False when it already was."""

@@ -37,12 +37,9 @@ class FinishedGame:
     at: float
 
     def people(self) -> list[int]:
-        """The seats that are ranked: those a player sat at.
-
-        A seat a bot took over after its player left still counts for that
-        player (leaving is no way to dodge a loss); seats only a bot played
-        and the Willi card monster have no player id and are not ranked.
-        """
+        """The ranked seats: those a player sat at. A seat a bot took over after its player left still
+        counts for that player (leaving dodges no loss); bot-only seats and the Willi card monster have
+        no player id."""
         return [seat for seat, player in enumerate(self.player_ids) if player]
 
     def to_json(self) -> str:

@@ -19,7 +19,7 @@ from services.tournament.store import TournamentStore
 from shared.infra.tasks import poll_forever
 from shared.obs.logs import get_logger
 
-log = get_logger("tournament.feed")
+log = get_logger("tournament.watchers")
 
 #: How often a watched tournament's history is polled.
 POLL_SECONDS = 0.2
@@ -39,7 +39,7 @@ class _Tail:
         self.task: asyncio.Task[None] | None = None
 
 
-class HistoryFeed:
+class TournamentWatchers:
     """Shared tails of the tournaments watched through this process."""
 
     def __init__(self, store: TournamentStore) -> None:
@@ -66,7 +66,7 @@ class HistoryFeed:
         if tail.task is None:
             tail.task = asyncio.create_task(
                 poll_forever(lambda: self._read(tournament_id, tail), POLL_SECONDS, log,
-                             "history_poll_failed"), name=f"feed:{tournament_id}")
+                             "history_poll_failed"), name=f"watchers:{tournament_id}")
         try:
             yield tail
         finally:
