@@ -1,1 +1,1 @@
-"""Arbiter: real-time Wie Waldi tables."""
+"""Arbiter: real-time play (the catalogue's simultaneous games)."""

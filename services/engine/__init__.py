@@ -1,1 +1,1 @@
-"""Engine: turn-based play of Willi, Willi Stich and Willi Wacker."""
+"""Engine: turn-based play (the catalogue's games whose service is "engine")."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from typing import Any
 
 from shared.config import SERVICE_NAMES
 from shared.games.catalog import CATALOGUE
@@ -84,6 +86,27 @@ def _endpoints(args: argparse.Namespace) -> object:
     return Endpoints.on_host(args.host)
 
 
+def _option(text: str) -> tuple[str, Any]:
+    """One ``--option name=value``: the value as JSON (17, 2.5, true, "x"), else as the text."""
+    name, equals, value = text.partition("=")
+    if not equals or not name:
+        raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except ValueError:
+        return name, value
+
+
+def _game_options(game: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``--option`` pairs as the game's options; a name the game lacks ends the command
+    (the server checks types and bounds)."""
+    known = [option.name for option in CATALOGUE[game].options]
+    for name, _value in pairs:
+        if name not in known:
+            sys.exit(f"stammtisch: {game} has no option {name!r} (its options: {', '.join(known) or 'none'})")
+    return dict(pairs)
+
+
 def _play(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -96,7 +119,8 @@ def _play(args: argparse.Namespace) -> int:
                                                       args.name, args.device))
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
-                           _endpoints(args), args.turn_seconds, args.device))  # type: ignore[arg-type]
+                           _endpoints(args), args.turn_seconds, args.device,  # type: ignore[arg-type]
+                           _game_options(args.game, args.option)))
 
 
 def _bots(args: argparse.Namespace) -> int:
@@ -115,6 +139,7 @@ def _tournament(args: argparse.Namespace) -> int:
 
     endpoints = _endpoints(args)
     if args.action == "create":
+        args.option = _game_options(args.game, args.option)
         return tournament_cli.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
     if args.action == "join":
         return tournament_cli.run(tournament_cli.join(endpoints, args.id, args.bots,  # type: ignore[arg-type]
@@ -198,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     games = tuple(CATALOGUE)
     seat_defaults = ", ".join(f"{name} {game.default_seats}" for name, game in CATALOGUE.items())
+    option_help = ("a game option of the table, repeatable (" + "; ".join(
+        f"{name}: {', '.join(option.name for option in game.options)}"
+        for name, game in CATALOGUE.items() if game.options) + ")")
     play = sub.add_parser("play", help="play a game in the terminal (bots fill the other seats)")
     play.add_argument("game", choices=games)
     play.add_argument("--name", default="you")
@@ -205,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--bots", default="heuristic", choices=("heuristic", "random"))
     play.add_argument("--table", help="join this table instead of creating one")
     play.add_argument("--turn-seconds", type=int, default=0, help="turn clock (0: the server's default)")
+    play.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
+                      help=option_help)
     play.add_argument("--tournament", help="register for this tournament and play your seats in it")
     play.add_argument("--host", default="127.0.0.1")
     play.add_argument("--device", help=DEVICE_HELP)
@@ -222,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--games", type=int, default=1, help="games per table and round")
     create.add_argument("--table-size", type=int, default=4)
     create.add_argument("--keep", type=int, default=1, help="knockout: players per table who go on")
-    create.add_argument("--start-round", type=int, help="Willi Stich: first round played (short games)")
+    create.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
+                        help=option_help + " of every table")
     create.add_argument("--duplicate", action="store_true", help="duplicate deals (Willi, Willi Stich)")
     create.add_argument("--round-seconds", type=int, default=0, help="round time limit (0: none)")
     create.add_argument("--start-in", type=float, default=60.0, help="seconds until it starts")

@@ -1,39 +1,33 @@
-"""The games a table can host and how its options are checked, from the game catalogue.
+"""The games a table can host, how its options are checked, and the catalogue as ListGames
+sends it, all from the game catalogue.
 
-Seat ranges, leave and chat, and carried-over options come from
-:mod:`shared.games.catalog`; options are validated by creating the engine once
-with them, so the lobby never keeps its own copy of any game's rules.
+Seat ranges, leave and chat, option specs and carried-over options come from
+:mod:`shared.games.catalog`; options are checked against the game's option specs
+and then by creating the engine once with them, so the lobby never keeps its own
+copy of any game's rules.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
-from shared.api.stammtisch.v1 import common_pb2
-from shared.games.base import Game
-from shared.games.catalog import CATALOGUE, entry
+from google.protobuf import json_format, struct_pb2
+
+from shared.api.stammtisch.v1 import common_pb2, lobby_pb2
+from shared.games.base import Game, check_options
+from shared.games.catalog import CATALOGUE, GameEntry, Option, entry
 from shared.games.errors import SetupError
 from shared.games.registry import bot_levels, engine_class
+from shared.rpc.catalog import PLAY_SERVICES
 from shared.rpc.errors import invalid
-from shared.rpc.games import enum_names, name_of
 
-#: TableOptions fields that are options of some game in the catalogue (turn_seconds
-#: belongs to the table; options without a field can only keep their default).
-ENGINE_OPTIONS = tuple(field.name for field in common_pb2.TableOptions.DESCRIPTOR.fields
-                       if any(option.name == field.name for game in CATALOGUE.values()
-                              for option in game.options))
 MAX_TURN_SECONDS = 3600
 DEFAULT_BOT = "heuristic"
-
-
-def game_name(game: int, *, allow_any: bool = False) -> str | None:
-    """The engine name of a Game enum; None for GAME_UNSPECIFIED when ``allow_any``."""
-    if game == common_pb2.GAME_UNSPECIFIED and allow_any:
-        return None
-    name = name_of(game)
-    if name is None:
-        raise invalid(f"game must be one of {enum_names()}")
-    return name
+#: The JSON type of each Python type an option may have (GameOption.types).
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+               dict: "object"}
 
 
 def check_seat_count(game: str, seats: int) -> int:
@@ -45,10 +39,30 @@ def check_seat_count(game: str, seats: int) -> int:
     return seats
 
 
-def engine_options(options: common_pb2.TableOptions) -> dict[str, Any]:
-    """The engine options the client set (unset ones take the game's defaults)."""
-    return {name: getattr(options, name) for name in ENGINE_OPTIONS
-            if options.HasField(name)}  # type: ignore[arg-type]
+def game_options(game: str, options: common_pb2.TableOptions) -> dict[str, Any]:
+    """The game's options the client named (the others take their defaults), checked against
+    the game's option specs: INVALID_ARGUMENT naming the option for an unknown name, a null,
+    a wrong type or a value out of bounds. An integral number is an int for an int option."""
+    specs = {option.name: option for option in entry(game).options}
+    chosen: dict[str, Any] = {}
+    for name, value in options.game_options.items():
+        option = specs.get(name)
+        if option is None:
+            raise invalid(f"{game} has no option {name!r}; its options are "
+                          f"{', '.join(specs) or 'none'}")
+        if value is None:
+            raise invalid(f"option {name!r} must not be null (leave it out for its default)")
+        chosen[name] = int(value) if isinstance(value, float) and _integral(value, option) else value
+    try:
+        check_options(chosen, specs.values())
+    except SetupError as err:
+        raise invalid(f"{game}: {err}") from err
+    return chosen
+
+
+def _integral(value: float, option: Option) -> bool:
+    """A JSON number (a double) that stands for an int of an option taking ints."""
+    return value.is_integer() and int in (option.types or (type(option.default),))
 
 
 def turn_seconds(options: common_pb2.TableOptions, default: float) -> float:
@@ -78,9 +92,10 @@ def bot_level(game: str, level: str) -> str:
 
 
 def options_proto(options: dict[str, Any], turn: float) -> common_pb2.TableOptions:
-    """TableOptions as clients see them."""
-    known = {name: value for name, value in options.items() if name in ENGINE_OPTIONS}
-    return common_pb2.TableOptions(**known, turn_seconds=round(turn))
+    """TableOptions as clients see them: the game's options as chosen, and the turn clock."""
+    proto = common_pb2.TableOptions(turn_seconds=round(turn))
+    proto.game_options.update(options)
+    return proto
 
 
 def carried_over(game: str, final: Game) -> dict[str, Any]:
@@ -96,3 +111,32 @@ def carried_over(game: str, final: Game) -> dict[str, Any]:
 def has_leave_and_chat(game: str) -> bool:
     """Whether the game's rules have their own ``leave`` and ``chat`` actions."""
     return entry(game).leave_and_chat
+
+
+@functools.cache
+def games_proto() -> lobby_pb2.ListGamesResponse:
+    """Every game of the catalogue as ListGames answers (made once: the catalogue is fixed
+    while the process runs)."""
+    return lobby_pb2.ListGamesResponse(games=[_game_proto(CATALOGUE[name]) for name in sorted(CATALOGUE)])
+
+
+def _game_proto(game: GameEntry) -> lobby_pb2.GameInfo:
+    schemas = game.resource("schemas")
+    return lobby_pb2.GameInfo(
+        name=game.name, title=game.title, min_seats=game.min_seats, max_seats=game.max_seats,
+        default_seats=game.default_seats, simultaneous=game.simultaneous,
+        service=PLAY_SERVICES[game.service].full_name,
+        options=[_option_proto(option) for option in game.options],
+        duplicate_deals=game.duplicate_deals, bot_levels=sorted(bot_levels(game.name)),
+        leave_and_chat=game.leave_and_chat,
+        schemas_json={kind: json.dumps(game.schema(kind)) for kind in
+                      sorted(item.name.removesuffix(".schema.json") for item in schemas.iterdir()
+                             if item.name.endswith(".schema.json"))} if schemas.is_dir() else {})
+
+
+def _option_proto(option: Option) -> lobby_pb2.GameOption:
+    kinds = option.types or (() if option.default is None else (type(option.default),))
+    return lobby_pb2.GameOption(
+        name=option.name, doc=option.doc,
+        default_value=json_format.ParseDict(option.default, struct_pb2.Value()),
+        types=[_JSON_TYPES[kind] for kind in kinds], minimum=option.minimum, maximum=option.maximum)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from services.lobby.catalog import options_proto
 from services.lobby.model import NO_SEAT, LobbyTable, Status
 from shared.api.stammtisch.v1 import lobby_pb2
-from shared.rpc.games import GAME_ENUMS
 from shared.rpc.times import timestamp
 
 _STATUS = {
@@ -19,7 +18,7 @@ def table_proto(table: LobbyTable, play_port: int = 0) -> lobby_pb2.Table:
     """The whole public picture of a table: seats, names, readiness, newcomers, and where it is
     played best (shared/tables/placement.py)."""
     return lobby_pb2.Table(
-        table_id=table.table_id, game=GAME_ENUMS[table.game],
+        table_id=table.table_id, game=table.game,
         options=options_proto(table.options, table.turn_seconds),
         seats=[lobby_pb2.Seat(seat=index, player_id=seat.player_id, name=seat.name,
                               ready=seat.ready or bool(seat.bot), bot=bool(seat.bot))

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 
 from nats.aio.msg import Msg
 
-from services.lobby.catalog import check_seat_count, game_name
+from services.lobby.catalog import check_seat_count
 from services.lobby.model import LobbyTable
 from services.lobby.players import PlayerNames
 from services.lobby.tables import Lobby
 from shared.infra.runtime import Runtime
 from shared.obs.logs import get_logger
 from shared.rpc.auth import Identity
+from shared.rpc.catalog import game_named
 from shared.rpc.errors import precondition, unavailable
 
 log = get_logger("lobby.quickmatch")
@@ -122,9 +123,9 @@ class QuickMatch:
 
     # -- the stream ----------------------------------------------------------------------------------
 
-    async def wait(self, who: Identity, game_enum: int, seats: int) -> AsyncIterator[Update]:
+    async def wait(self, who: Identity, game_name: str, seats: int) -> AsyncIterator[Update]:
         """Queue the caller; report the queue length until seated, then the table and seat."""
-        game = str(game_name(game_enum))
+        game = game_named(game_name)
         queue = Queue(game, check_seat_count(game, seats))
         inbox: asyncio.Queue[tuple[str, dict[str, int | str]]] = asyncio.Queue()
 

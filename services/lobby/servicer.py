@@ -8,6 +8,7 @@ import grpc
 import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from services.lobby.catalog import games_proto
 from services.lobby.convert import table_proto
 from services.lobby.model import LobbyTable
 from services.lobby.players import PlayerNames
@@ -29,7 +30,8 @@ def _bind_table(table_id: str) -> None:
 
 
 class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
-    """Login issues tokens; every other call acts as the token's player, never as the request says."""
+    """Login issues tokens and ListGames shows the catalogue to anyone; every other call acts as
+    the token's player, never as the request says."""
 
     def __init__(self, runtime: Runtime, lobby: Lobby, quick: QuickMatch, names: PlayerNames) -> None:
         self.lobby = lobby
@@ -55,6 +57,11 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         expires = Timestamp()
         expires.FromSeconds(int(identity.expires_at))
         return lobby_pb2.LoginResponse(token=token, player_id=player_id, expires_at=expires)
+
+    async def ListGames(self, request: lobby_pb2.ListGamesRequest,
+                        context: grpc.aio.ServicerContext) -> lobby_pb2.ListGamesResponse:
+        """The catalogue: every game with its seats, options, bot levels, schemas and service."""
+        return games_proto()
 
     async def CreateTable(self, request: lobby_pb2.CreateTableRequest,
                           context: grpc.aio.ServicerContext) -> lobby_pb2.CreateTableResponse:

@@ -17,8 +17,7 @@ from typing import Any
 from services.lobby.catalog import (
     bot_level,
     check_seat_count,
-    engine_options,
-    game_name,
+    game_options,
     new_game,
     turn_seconds,
 )
@@ -33,6 +32,7 @@ from shared.ids import check_table_id
 from shared.infra.runtime import Runtime
 from shared.obs.logs import get_logger
 from shared.rpc.auth import Identity
+from shared.rpc.catalog import game_named, game_or_all
 from shared.rpc.errors import invalid, precondition, unavailable
 
 log = get_logger("lobby.tables")
@@ -68,12 +68,13 @@ class Lobby:
 
     # -- creating and finding tables -------------------------------------------------------
 
-    async def create(self, who: Identity, game_enum: int, seats: int,
+    async def create(self, who: Identity, game_name: str, seats: int,
                      options_pb: common_pb2.TableOptions, join: bool) -> LobbyTable:
-        """A new table; the options are checked by creating the game once."""
-        game = str(game_name(game_enum))
+        """A new table of a catalogue game; the options are checked against the game's option
+        specs, then by creating the game once."""
+        game = game_named(game_name)
         check_seat_count(game, seats)
-        options = engine_options(options_pb)
+        options = game_options(game, options_pb)
         turn = turn_seconds(options_pb, self.settings.turn_seconds)
         new_game(game, seats, options, seed=0)
         table = LobbyTable(uuid.uuid4().hex, game, options, turn,
@@ -101,11 +102,11 @@ class Lobby:
         """One table."""
         return await self.repo.get(table_id)
 
-    async def list(self, game_enum: int, open_only: bool, limit: int) -> list[LobbyTable]:
-        """Newest tables first."""
+    async def list(self, game_name: str, open_only: bool, limit: int) -> list[LobbyTable]:
+        """Newest tables first, of one game or of every game ("")."""
         if not 0 <= limit <= MAX_LIST:
             raise invalid(f"limit must be 0 (default {DEFAULT_LIST}) to {MAX_LIST}")
-        game = game_name(game_enum, allow_any=True)
+        game = game_or_all(game_name)
         return await self.repo.list(game, open_only, limit or DEFAULT_LIST)
 
     # -- seats -------------------------------------------------------------------------------------

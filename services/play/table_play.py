@@ -1,7 +1,7 @@
 """Act, GetView, Subscribe and Play over the table store: shared by the engine and the arbiter.
 
-The two services differ only in which games they serve (and their proto
-message classes); everything about playing a table lives here once.
+The two services differ only in which games they serve (the catalogue's
+``service``); everything about playing a table lives here once.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any, cast
 import grpc
 import structlog
 
-from services.host.base import Service
 from services.play.updates import UpdateCache, field_bytes
 from shared.api.stammtisch.v1 import common_pb2, errors_pb2
 from shared.config import Settings
@@ -24,27 +23,21 @@ from shared.games.catalog import entry
 from shared.games.errors import ErrorCode, RuleError
 from shared.ids import check_table_id
 from shared.infra.runtime import Runtime
-from shared.infra.tasks import not_cancelled
 from shared.obs.metrics import (
     ACTIONS,
-    COMMIT_RETRIES,
     EVENT_LAG,
-    LIVE_TABLES,
     OPEN_STREAMS,
-    TABLES_CLOSED,
-    TURN_CLOCK_EXPIRIES,
-    count_from_zero,
 )
+from shared.rpc.actions import action_of
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, clipped, invalid, precondition, rule_code_to_proto
 from shared.tables.announce import Announcer
-from shared.tables.clocks import CLOSED_IDLE, ClockWorker, check_open, deadline_policy
+from shared.tables.clocks import ClockWorker, check_open, deadline_policy
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change, TableStore
 
 MAX_ACTION_ID = 64
-_SCALARS = ("card", "tricks", "suit", "text", "pile", "dog", "at", "tray", "give", "take")
 
 #: A service's own check of the head an action is about to be applied to (raises RuleError).
 Guard = Callable[[CommitRecord], None]
@@ -88,21 +81,6 @@ class _Ended:
     """A Play stream's helper task finished: how (None: normally)."""
 
     error: Exception | None
-
-
-def action_from_proto(action: common_pb2.Action) -> dict[str, Any]:
-    """The rules' action dict: the type plus exactly the fields the client set."""
-    if not action.type:
-        raise RuleError(ErrorCode.INVALID_ACTION, "action.type is required")
-    result: dict[str, Any] = {"type": action.type}
-    for name in _SCALARS:
-        if action.HasField(name):  # type: ignore[arg-type]
-            result[name] = getattr(action, name)
-    if action.cards:
-        result["cards"] = list(action.cards)
-    if action.picks:
-        result["picks"] = {str(seat): index for seat, index in action.picks.items()}
-    return result
 
 
 def _bind(table_id: str) -> None:
@@ -186,7 +164,7 @@ class TablePlay:
         """
         _bind(table_id)
         act_key = _act_key(who, action_id)
-        answer, record = await self._commit_action(who, table_id, act_key, action_from_proto(action_pb),
+        answer, record = await self._commit_action(who, table_id, act_key, action_of(action_pb),
                                                    guard)
         return await self._reply(who, table_id, answer, record)
 
@@ -375,7 +353,7 @@ class TablePlay:
         """Apply one action of a Play stream; the refusal, if any, is the answer."""
         act_key = _act_key(who, step.action_id)
         try:
-            action = action_from_proto(step.action or common_pb2.Action())
+            action = action_of(step.action or common_pb2.Action())
         except RuleError as err:
             answer: Mapping[str, Any] = {"error": err.code.value, "message": err.message}
         else:
@@ -491,32 +469,3 @@ def _act_key(who: Identity, action_id: str) -> str:
     if not 1 <= len(action_id) <= MAX_ACTION_ID:
         raise invalid(f"action_id must be 1 to {MAX_ACTION_ID} characters")
     return f"{who.player_id}:{action_id}"
-
-
-class PlayService(Service):
-    """A service that plays tables of ``games``: its servicers wrap :attr:`play`."""
-
-    games: frozenset[str]
-
-    def __init__(self, runtime: Runtime) -> None:
-        super().__init__(runtime)
-        self.play = TablePlay(runtime, self.games, self.name, runtime.settings)
-
-    async def start(self) -> None:
-        """Clocks (turn deadlines, bots, round limits) and, once per process, the results relay
-        (the outbox is one for the deployment; a second relay in the process adds nothing)."""
-        for counter in (COMMIT_RETRIES, TURN_CLOCK_EXPIRIES):
-            count_from_zero(counter, [(game,) for game in self.games])
-        count_from_zero(TABLES_CLOSED, [(game, CLOSED_IDLE) for game in self.games])
-        for worker in self.play.clocks:
-            self.spawn(worker.run_forever(), "clock")
-        if self.runtime.claim("results-relay"):
-            self.spawn(self.play.announcer.relay_forever(), "results-relay")
-        self.spawn(self._count_live_tables(), "live-tables")
-
-    async def _count_live_tables(self, interval: float = 5.0) -> None:
-        """Report running games per game (the same global count from every replica)."""
-        while not_cancelled():
-            for game in self.games:
-                LIVE_TABLES.labels(game).set(await self.play.store.live_tables(game))
-            await asyncio.sleep(interval)

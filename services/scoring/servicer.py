@@ -8,28 +8,19 @@ from structlog.contextvars import bind_contextvars
 from services.scoring.finished import FinishedGame
 from services.scoring.store import ScoreStore, Standing
 from shared.api.stammtisch.v1 import scoring_pb2, scoring_pb2_grpc
-from shared.games.catalog import CATALOGUE
 from shared.ids import check_player_id, check_table_id
 from shared.rpc.auth import caller
+from shared.rpc.catalog import game_named
 from shared.rpc.errors import invalid
-from shared.rpc.games import GAME_ENUMS, name_of
 from shared.rpc.times import timestamp
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 
 
-def game_name(game: int) -> str:
-    """The catalogue name of a Game enum value ("willi-stich"); INVALID_ARGUMENT otherwise."""
-    name = name_of(game)
-    if name is None:
-        raise invalid(f"game must be one of {', '.join(CATALOGUE)}")
-    return name
-
-
 def _result_message(game: FinishedGame) -> scoring_pb2.GameResult:
     return scoring_pb2.GameResult(table_id=game.table_id, game_number=game.game_no,
-                                  game=GAME_ENUMS[game.game], player_ids=game.player_ids,
+                                  game=game.game, player_ids=game.player_ids,
                                   scores=game.scores, winners=game.winners, finished_at=timestamp(game.at))
 
 
@@ -48,7 +39,7 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
 
     async def GetLeaderboard(self, request: scoring_pb2.GetLeaderboardRequest,
                              context: grpc.aio.ServicerContext) -> scoring_pb2.GetLeaderboardResponse:
-        game = game_name(request.game)
+        game = game_named(request.game)
         if not 0 <= request.limit <= MAX_LIMIT:
             raise invalid(f"limit must be 0 (for {DEFAULT_LIMIT}) to {MAX_LIMIT}")
         standings = await self.store.leaderboard(game, request.limit or DEFAULT_LIMIT)
@@ -67,5 +58,5 @@ class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):
         return [scoring_pb2.LeaderboardEntry(player_id=s.player_id, name=names[s.player_id],
                                              games=s.games, wins=s.wins, rating=s.rating.conservative(),
                                              mu=s.rating.mu, sigma=s.rating.sigma,
-                                             game=GAME_ENUMS[game])
+                                             game=game)
                 for game, s in standings]

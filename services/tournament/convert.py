@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 from services.lobby.catalog import (
     check_seat_count,
-    engine_options,
-    game_name,
+    game_options,
     new_game,
     options_proto,
     turn_seconds,
@@ -17,8 +16,8 @@ from services.tournament.core.standings import GameResult, Standing
 from services.tournament.model import Settings, Status, Tournament
 from shared.api.stammtisch.v1 import tournament_pb2
 from shared.games.catalog import CATALOGUE, entry
+from shared.rpc.catalog import game_named
 from shared.rpc.errors import invalid
-from shared.rpc.games import GAME_ENUMS
 from shared.rpc.times import timestamp, unix_seconds
 
 MAX_NAME = 48
@@ -53,13 +52,13 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
     name = request.name.strip()
     if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
         raise invalid(f"name must be 1 to {MAX_NAME} printable characters")
-    game = str(game_name(request.game))
+    game = game_named(request.game)
     if request.format not in _KINDS:
         raise invalid("format must be TOURNAMENT_FORMAT_SERIES or TOURNAMENT_FORMAT_KNOCKOUT")
     kind = _KINDS[request.format]
     known = entry(game)
     check_seat_count(game, request.table_size)
-    options = engine_options(request.options)
+    options = game_options(game, request.options)
     new_game(game, request.table_size, options, seed=0)
     _within("capacity", request.capacity, 2, MAX_CAPACITY)
     _within("games_per_round", request.games_per_round, 1, MAX_GAMES)
@@ -100,7 +99,7 @@ def status_proto(status: Status) -> tournament_pb2.TournamentStatus.ValueType:
 def settings_proto(settings: Settings) -> tournament_pb2.TournamentSettings:
     """The settings as the organizer gave them (after defaults)."""
     return tournament_pb2.TournamentSettings(
-        name=settings.name, game=GAME_ENUMS[settings.game], format=_KIND_ENUMS[settings.kind],
+        name=settings.name, game=settings.game, format=_KIND_ENUMS[settings.kind],
         options=options_proto(settings.options, settings.turn_seconds), capacity=settings.capacity,
         rounds=settings.rounds, games_per_round=settings.games_per_round,
         table_size=settings.table_size,

@@ -20,6 +20,7 @@ from shared.api.stammtisch.v1 import tournament_pb2, tournament_pb2_grpc
 from shared.ids import check_player_id, check_tournament_id
 from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
+from shared.rpc.catalog import game_or_all
 from shared.rpc.errors import invalid
 
 #: A change of the document: mutates it, returns its history entry.
@@ -70,9 +71,10 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                               context: grpc.aio.ServicerContext) -> tournament_pb2.ListTournamentsResponse:
         if not 0 <= request.limit <= MAX_LIST:
             raise invalid(f"limit must be 0 (default {DEFAULT_LIST}) to {MAX_LIST}")
+        game = game_or_all(request.game)
         found = await self.store.newest(request.limit or DEFAULT_LIST)
-        if request.game:
-            found = [t for t in found if convert.settings_proto(t.settings).game == request.game]
+        if game is not None:
+            found = [t for t in found if t.settings.game == game]
         return tournament_pb2.ListTournamentsResponse(
             tournaments=[await self._reply(t) for t in found])
 

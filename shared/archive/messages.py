@@ -10,7 +10,7 @@ from google.protobuf.json_format import MessageToJson, Parse
 
 from shared.api.stammtisch.v1 import common_pb2, history_pb2
 from shared.archive.document import ArchivedCommit, GameArchive
-from shared.rpc.games import GAME_ENUMS, GAME_NAMES
+from shared.games.catalog import CATALOGUE
 from shared.rpc.times import timestamp, unix_seconds
 
 SERVER = -1
@@ -19,7 +19,7 @@ SERVER = -1
 def summary_proto(summary: dict[str, Any], seat: int = SERVER) -> history_pb2.GameSummary:
     """A game's summary (see :func:`summary_of`) for the player of ``seat``."""
     return history_pb2.GameSummary(
-        table_id=summary["table_id"], game_no=summary["game_no"], game=GAME_ENUMS[summary["game"]],
+        table_id=summary["table_id"], game_no=summary["game_no"], game=summary["game"],
         seats=[history_pb2.HistorySeat(seat=s["seat"], player_id=s.get("player_id") or "",
                                        name=s.get("name") or "", bot=s.get("bot") or "")
                for s in summary["seats"]],
@@ -60,11 +60,19 @@ def archive_of(reply: history_pb2.GetReplayResponse) -> GameArchive:
         action=json.loads(c.action_json) if c.action_json else None,
         events=[json.loads(e.data_json) for e in c.events], state=json.loads(c.state_json),
         bots=dict(c.bots)) for c in reply.commits]
-    if summary.game not in GAME_NAMES:
-        raise ValueError("the replay names no known game")
-    return GameArchive(summary.table_id, GAME_NAMES[summary.game], summary.game_no, reply.seat_count,
+    game = _game_of(summary.game)
+    return GameArchive(summary.table_id, game, summary.game_no, reply.seat_count,
                        seats, json.loads(reply.options_json or "{}"), int(reply.seed), reply.salt,
                        reply.commitment, commits)
+
+
+def _game_of(name: str) -> str:
+    """The catalogue name a replay's summary gives; a file saved before games were named by
+    name carries the old enum's name ("GAME_WILLI_STICH"), read as that game's name."""
+    for game in CATALOGUE:
+        if name in (game, "GAME_" + game.upper().replace("-", "_")):
+            return game
+    raise ValueError(f"the replay names no known game ({name!r})")
 
 
 def replay_to_json(reply: history_pb2.GetReplayResponse) -> str:

@@ -40,6 +40,7 @@ log = get_logger("rpc")
 
 #: Methods callable without a token; a token attached to them is never even read.
 PUBLIC_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.", "/stammtisch.v1.LobbyService/Login",
+                   "/stammtisch.v1.LobbyService/ListGames",
                    "/stammtisch.v1.AccountService/LoginDevice", "/stammtisch.v1.AccountService/RefreshToken",
                    "/stammtisch.v1.AccountService/Logout")
 #: A client's x-request-id is kept when it looks like one; anything else gets a fresh id.

@@ -16,10 +16,8 @@ import orjson
 from shared.api.stammtisch.v1 import (
     accounts_pb2,
     accounts_pb2_grpc,
-    arbiter_pb2,
     arbiter_pb2_grpc,
     common_pb2,
-    engine_pb2,
     engine_pb2_grpc,
     history_pb2,
     history_pb2_grpc,
@@ -29,9 +27,10 @@ from shared.api.stammtisch.v1 import (
     tournament_pb2_grpc,
 )
 from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES, SERVICE_NAMES, Settings
-from shared.games.catalog import entry
+from shared.games.catalog import Service, entry
+from shared.rpc.actions import action_proto
+from shared.rpc.catalog import play_request
 from shared.rpc.errors import rule_code_name, rule_violation_of
-from shared.rpc.games import GAME_ENUMS, GAME_NAMES
 from shared.rpc.times import unix_seconds
 
 #: Errors worth retrying with the same action id (nothing was applied twice).
@@ -47,6 +46,10 @@ _CHANNEL_OPTIONS = (("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_recon
                     ("grpc.max_receive_message_length", MAX_REPLY_BYTES),
                     ("grpc.use_local_subchannel_pool", 1))
 
+
+#: The stub of each play service (the catalogue's "engine" or "arbiter") on a channel.
+PLAY_STUBS: Mapping[Service, Any] = {"engine": engine_pb2_grpc.EngineServiceStub,
+                                     "arbiter": arbiter_pb2_grpc.ArbiterServiceStub}
 
 #: Updates per message a stream asks for while it catches up (one message per commit costs the
 #: server a gRPC write each: a resume over thousands of commits took seconds).
@@ -141,16 +144,6 @@ class RefusedAction(Exception):
         self.message = message
 
 
-def action_to_proto(action: Mapping[str, Any]) -> common_pb2.Action:
-    """A rules action dict as the proto Action (picks keys are seats)."""
-    fields = dict(action)
-    picks = fields.pop("picks", None) or {}
-    message = common_pb2.Action(**fields)
-    for seat, index in picks.items():
-        message.picks[int(seat)] = int(index)
-    return message
-
-
 class PlayStream:
     """One table over a bidirectional Play stream: actions go out, answers and updates come in.
 
@@ -161,11 +154,11 @@ class PlayStream:
     sent again with their ids: applied once, answered once.
     """
 
-    def __init__(self, client: StammtischClient, table_id: str, after_seq: int, realtime: bool) -> None:
+    def __init__(self, client: StammtischClient, table_id: str, after_seq: int, service: Service) -> None:
         self.client = client
         self.table_id = table_id
         self.last_seq = after_seq
-        self._realtime = realtime
+        self._service = service
         #: Updates in seq order; None once the stream has ended, with ``_error`` saying why.
         self._updates: asyncio.Queue[Update | None] = asyncio.Queue()
         self._error: Exception | None = None
@@ -174,9 +167,7 @@ class PlayStream:
         self._task = asyncio.create_task(self._run(), name=f"play-{table_id}")
 
     def _request(self, **fields: Any) -> Any:
-        if self._realtime:
-            return arbiter_pb2.ArbiterServicePlayRequest(table_id=self.table_id, **fields)
-        return engine_pb2.PlayRequest(table_id=self.table_id, **fields)
+        return play_request(self._service, "Play", table_id=self.table_id, **fields)
 
     async def act(self, action: Mapping[str, Any], action_id: str | None = None,
                   round_no: int | None = None) -> int:
@@ -185,10 +176,7 @@ class PlayStream:
         if self._task.done():
             raise self._error or RuntimeError("the Play stream ended")
         action_id = action_id or uuid.uuid4().hex
-        fields: dict[str, Any] = {"action_id": action_id, "action": action_to_proto(action)}
-        if self._realtime and round_no is not None:
-            fields["round"] = round_no
-        request = self._request(**fields)
+        request = self._request(action_id=action_id, action=action_proto(action), round=round_no)
         answered: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._pending[action_id] = (request, answered)
         if self._call is not None:
@@ -241,7 +229,7 @@ class PlayStream:
 
     async def _follow(self) -> None:
         """One call: open it after the last seq seen, resend unanswered actions, then read."""
-        call = self.client.table_stub(self.table_id, self._realtime).Play(metadata=self.client.auth)
+        call = self.client.table_stub(self.table_id, self._service).Play(metadata=self.client.auth)
         # The server sends its headers once it accepts the call. A write racing a refusal
         # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
         await call.initial_metadata()
@@ -298,8 +286,9 @@ class StammtischClient:
         self._games: dict[str, str] = {}
         #: Table id -> the address of the server process that holds it (Table.play_port).
         self._placed: dict[str, str] = {}
-        #: Address -> channel to one server process, and its engine and arbiter stubs.
-        self._direct: dict[str, tuple[grpc.aio.Channel, Any, Any]] = {}
+        #: Address -> channel to one server process, and its stub of each play service.
+        self._direct: dict[str, tuple[grpc.aio.Channel, dict[Service, Any]]] = {}
+        self._play_stubs: dict[Service, Any] = {"engine": self.engine, "arbiter": self.arbiter}
         self._refresher: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
@@ -307,7 +296,7 @@ class StammtischClient:
         if self._refresher is not None:
             self._refresher.cancel()
             await asyncio.gather(self._refresher, return_exceptions=True)
-        channels = [*self._channels.values(), *(channel for channel, _, _ in self._direct.values())]
+        channels = [*self._channels.values(), *(channel for channel, _ in self._direct.values())]
         await asyncio.gather(*(channel.close() for channel in channels))
 
     async def __aenter__(self) -> StammtischClient:
@@ -369,12 +358,19 @@ class StammtischClient:
         return await self.history.GetReplay(history_pb2.GetReplayRequest(
             table_id=table_id, game_no=game_no), metadata=self.auth)
 
+    async def games(self) -> list[lobby_pb2.GameInfo]:
+        """The server's catalogue: every game it hosts (no login needed)."""
+        return list((await self.lobby.ListGames(lobby_pb2.ListGamesRequest())).games)
+
     async def create_table(self, game: str, seats: int, join: bool = True,
-                           **options: int) -> lobby_pb2.Table:
-        """A new table of ``game``; ``options`` are TableOptions fields."""
+                           options: Mapping[str, Any] | None = None,
+                           turn_seconds: int | None = None) -> lobby_pb2.Table:
+        """A new table of ``game`` (its catalogue name) with the game's ``options`` by name;
+        ``turn_seconds``: the clock of each decision (None: the server's default, 0: none)."""
+        table_options = common_pb2.TableOptions(turn_seconds=turn_seconds)
+        table_options.game_options.update(options or {})
         reply = await self.lobby.CreateTable(lobby_pb2.CreateTableRequest(
-            game=GAME_ENUMS[game], seats=seats, options=common_pb2.TableOptions(**options), join=join),
-            metadata=self.auth)
+            game=game, seats=seats, options=table_options, join=join), metadata=self.auth)
         self.remember_table(reply.table)
         return reply.table
 
@@ -413,12 +409,11 @@ class StammtischClient:
         self.remember_table(reply.table)
         return reply.table
 
-    async def list_tables(self, game: str | None = None, open_only: bool = True,
+    async def list_tables(self, game: str = "", open_only: bool = True,
                           limit: int = 50) -> list[lobby_pb2.Table]:
-        """Tables, newest first."""
+        """Tables, newest first, of one game ("": of every game)."""
         reply = await self.lobby.ListTables(lobby_pb2.ListTablesRequest(
-            game=GAME_ENUMS[game] if game else common_pb2.GAME_UNSPECIFIED, open_only=open_only,
-            limit=limit), metadata=self.auth)
+            game=game, open_only=open_only, limit=limit), metadata=self.auth)
         return list(reply.tables)
 
     async def quick_match(self, game: str, seats: int) -> tuple[lobby_pb2.Table, int]:
@@ -435,7 +430,7 @@ class StammtischClient:
 
         Closing the iterator (``aclose()``, ``contextlib.aclosing``) leaves the queue at once.
         """
-        call = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=GAME_ENUMS[game], seats=seats),
+        call = self.lobby.QuickMatch(lobby_pb2.QuickMatchRequest(game=game, seats=seats),
                                      metadata=self.auth)
         try:
             async for reply in call:
@@ -465,25 +460,23 @@ class StammtischClient:
         """Remember a table's game and where it is played best: with ``play_port`` set, the
         server process that holds the table, on the host of the game's service (not for a
         service given as several replicas: they are other hosts)."""
-        self._games[table.table_id] = GAME_NAMES[table.game]
+        self._games[table.table_id] = table.game
         endpoint = getattr(self.endpoints, entry(self._games[table.table_id]).service)
         if table.play_port and "," not in endpoint:
             self._placed[table.table_id] = f"{endpoint.rpartition(':')[0]}:{table.play_port}"
         else:
             self._placed.pop(table.table_id, None)
 
-    def table_stub(self, table_id: str, realtime: bool) -> Any:
-        """The stub that plays the table: of the process that holds it, if the lobby said which,
-        else of the game's service (arbiter if ``realtime``, else engine)."""
+    def table_stub(self, table_id: str, service: Service) -> Any:
+        """The stub of ``service`` (the game's) that plays the table: of the process that holds
+        it, if the lobby said which, else of the service's own address."""
         address = self._placed.get(table_id)
         if address is None:
-            return self.arbiter if realtime else self.engine
+            return self._play_stubs[service]
         if address not in self._direct:
             channel = open_channel(address)
-            self._direct[address] = (channel, engine_pb2_grpc.EngineServiceStub(channel),
-                                     arbiter_pb2_grpc.ArbiterServiceStub(channel))
-        _channel, engine, arbiter = self._direct[address]
-        return arbiter if realtime else engine
+            self._direct[address] = (channel, {name: stub(channel) for name, stub in PLAY_STUBS.items()})
+        return self._direct[address][1][service]
 
     def unplace(self, table_id: str, err: grpc.aio.AioRpcError) -> bool:
         """After ``err``, play the table through the game's service again if the process that
@@ -496,30 +489,24 @@ class StammtischClient:
             await self.get_table(table_id)
         return self._games[table_id]
 
-    async def _on_arbiter(self, table_id: str) -> bool:
-        """Whether the table's game is played by the arbiter (else by the engine)."""
-        return entry(await self._game_of(table_id)).service == "arbiter"
+    async def _service_of(self, table_id: str) -> Service:
+        """The service that plays the table's game (the catalogue's "engine" or "arbiter")."""
+        return entry(await self._game_of(table_id)).service
 
     async def act(self, table_id: str, action: Mapping[str, Any], action_id: str | None = None,
                   attempts: int = 5, round_no: int | None = None) -> Update:
         """Apply an action; retried with the same id on transient failures (applied once).
 
-        ``round_no`` (Wie Waldi): the round the action is meant for; refused
-        with STALE once the table has moved on to another round.
+        ``round_no``: the round the action is meant for (its view's ``round``);
+        refused with STALE once the table has moved on to another round.
         """
         action_id = action_id or uuid.uuid4().hex
-        realtime = await self._on_arbiter(table_id)
-        message = action_to_proto(action)
+        service = await self._service_of(table_id)
+        request = play_request(service, "Act", table_id=table_id, action_id=action_id,
+                               action=action_proto(action), round=round_no)
         for attempt in range(attempts):
             try:
-                stub = self.table_stub(table_id, realtime)
-                if realtime:
-                    reply: Any = await stub.Act(arbiter_pb2.ArbiterServiceActRequest(
-                        table_id=table_id, action_id=action_id, action=message, round=round_no),
-                        metadata=self.auth)
-                else:
-                    reply = await stub.Act(engine_pb2.ActRequest(
-                        table_id=table_id, action_id=action_id, action=message), metadata=self.auth)
+                reply = await self.table_stub(table_id, service).Act(request, metadata=self.auth)
                 return Update.from_proto(reply.update)
             except grpc.aio.AioRpcError as err:
                 violation = rule_violation_of(err)
@@ -534,7 +521,7 @@ class StammtischClient:
     @contextlib.asynccontextmanager
     async def play(self, table_id: str, after_seq: int = 0) -> AsyncIterator[PlayStream]:
         """A Play stream on the table for the block: updates after ``after_seq`` and actions."""
-        stream = self.play_stream_class(self, table_id, after_seq, await self._on_arbiter(table_id))
+        stream = self.play_stream_class(self, table_id, after_seq, await self._service_of(table_id))
         try:
             yield stream
         finally:
@@ -542,15 +529,14 @@ class StammtischClient:
 
     async def view(self, table_id: str) -> Update:
         """The newest state as this player sees it."""
-        realtime = await self._on_arbiter(table_id)
-        request: Any = (arbiter_pb2.ArbiterServiceGetViewRequest(table_id=table_id) if realtime
-                        else engine_pb2.GetViewRequest(table_id=table_id))
+        service = await self._service_of(table_id)
+        request = play_request(service, "GetView", table_id=table_id)
         try:
-            reply = await self.table_stub(table_id, realtime).GetView(request, metadata=self.auth)
+            reply = await self.table_stub(table_id, service).GetView(request, metadata=self.auth)
         except grpc.aio.AioRpcError as err:
             if not self.unplace(table_id, err):
                 raise
-            reply = await self.table_stub(table_id, realtime).GetView(request, metadata=self.auth)
+            reply = await self.table_stub(table_id, service).GetView(request, metadata=self.auth)
         return Update.from_proto(reply.update)
 
     async def wait_for_game(self, table_id: str, poll_seconds: float = 0.3) -> Update:
@@ -567,15 +553,11 @@ class StammtischClient:
                       reconnect: bool = True) -> AsyncIterator[Update]:
         """Every update after ``after_seq``, resuming from the last one seen after a drop."""
         last = after_seq
-        realtime = await self._on_arbiter(table_id)
+        service = await self._service_of(table_id)
         while True:
-            stub = self.table_stub(table_id, realtime)
-            if realtime:
-                stream: Any = stub.Subscribe(arbiter_pb2.ArbiterServiceSubscribeRequest(
-                    table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH), metadata=self.auth)
-            else:
-                stream = stub.Subscribe(engine_pb2.SubscribeRequest(
-                    table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH), metadata=self.auth)
+            stream = self.table_stub(table_id, service).Subscribe(play_request(
+                service, "Subscribe", table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH),
+                metadata=self.auth)
             try:
                 async for reply in stream:
                     for proto in updates_of(reply):

@@ -13,7 +13,7 @@ from shared.api.stammtisch.v1 import lobby_pb2
 from shared.games.registry import bot_levels
 from shared.obs.logs import get_logger
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import GAME_NAMES, Endpoints, StammtischClient
+from shared.sdk.client import Endpoints, StammtischClient
 
 log = get_logger("bots")
 _names = itertools.count(1)
@@ -29,7 +29,7 @@ async def bot_client(endpoints: Endpoints, table_id: str, level: str, seed: int,
         except grpc.aio.AioRpcError as err:
             log.info("seat_taken", table_id=table_id, reason=err.details())
             return
-        game = GAME_NAMES[reply.table.game]
+        game = reply.table.game
         await client.ready(table_id)
         bot = bot_levels(game)[level]()
         final = await play_seat(client, table_id, bot, random.Random(seed), think_seconds)
@@ -70,9 +70,10 @@ class SeatFiller:
         await asyncio.gather(*(task for tasks in self._running.values() for task in tasks))
 
 
-async def fill_tables(endpoints: Endpoints, game: str | None, level: str, think_seconds: float,
+async def fill_tables(endpoints: Endpoints, game: str, level: str, think_seconds: float,
                       once: bool, poll_seconds: float = 1.0) -> int:
-    """Keep open seats filled; with ``once``, fill what is open now and wait for those games."""
+    """Keep open seats of ``game``'s tables ("": every game's) filled; with ``once``, fill
+    what is open now and wait for those games."""
     filler = SeatFiller(endpoints, level, think_seconds)
     async with StammtischClient(endpoints) as scout:
         await scout.login("bot-scout")

@@ -17,7 +17,6 @@ from shared.api.stammtisch.v1 import history_pb2
 from shared.archive.messages import archive_of, replay_from_json, replay_to_json
 from shared.archive.verify import verify
 from shared.games.registry import engine_class
-from shared.rpc.games import GAME_NAMES
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.device import login_from_file
 from shared.sdk.phrases import Seats, event_line
@@ -124,7 +123,7 @@ def history_main(endpoints: Endpoints, device: str, page_size: int) -> int:
                 page = await client.my_games(page_size, token)
                 for game in page.games:
                     seats = ", ".join(s.name or s.bot or "-" for s in game.seats)
-                    print(f"{game.ended_at.ToDatetime():%Y-%m-%d %H:%M} {GAME_NAMES[game.game]} "
+                    print(f"{game.ended_at.ToDatetime():%Y-%m-%d %H:%M} {game.game} "
                           f"--table {game.table_id} --game {game.game_no} · you: seat {game.seat} · "
                           f"winners {list(game.winners)} · {seats}")
                 token = page.next_page_token

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 import grpc
@@ -221,17 +221,19 @@ async def play_game(client: StammtischClient, table_id: str, reader: LineReader)
 
 
 async def run(game: str, name: str, seats: int | None, bots: str, table_id: str | None,
-              endpoints: Endpoints, turn_seconds: int, device: str | None = None) -> int:
+              endpoints: Endpoints, turn_seconds: int, device: str | None = None,
+              options: Mapping[str, Any] | None = None) -> int:
     """Log in (as a guest, or as the lasting player of a device file), create or join a table,
-    fill it with bots, play it to the end."""
+    fill it with bots, play it to the end. ``options``: the game's options of a new table;
+    ``turn_seconds`` 0: the server's default clock."""
     async with StammtischClient(endpoints) as client:
         if device:
             await login_from_file(client, device, name)
         else:
             await client.login(name)
         if table_id is None:
-            options = {"turn_seconds": turn_seconds} if turn_seconds else {}
-            table = await client.create_table(game, seats or entry(game).default_seats, join=True, **options)
+            table = await client.create_table(game, seats or entry(game).default_seats, join=True,
+                                              options=options, turn_seconds=turn_seconds or None)
             table_id = table.table_id
             for _ in range(len(table.seats) - 1):
                 await client.add_bot(table_id, bots)

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
 
-from shared.api.stammtisch.v1 import common_pb2, tournament_pb2
+from shared.api.stammtisch.v1 import tournament_pb2
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import GAME_ENUMS, StammtischClient
+from shared.sdk.client import StammtischClient
 
-GAME_ENUMS_BY_NUMBER = {number: name for name, number in GAME_ENUMS.items()}
 FORMATS = {"series": tournament_pb2.TOURNAMENT_FORMAT_SERIES,
            "knockout": tournament_pb2.TOURNAMENT_FORMAT_KNOCKOUT}
 #: Plays one game at a seat: (client, table id) -> when the game is over.
@@ -29,13 +28,14 @@ SeatPlayer = Callable[[StammtischClient, str], Awaitable[Any]]
 
 async def create_tournament(client: StammtischClient, name: str, game: str, fmt: str, *,
                             capacity: int, rounds: int = 1, games_per_round: int = 1,
-                            table_size: int = 4, options: dict[str, int] | None = None,
+                            table_size: int = 4, options: Mapping[str, Any] | None = None,
                             **settings: Any) -> tournament_pb2.Tournament:
-    """A new tournament organized by the client; ``settings`` are TournamentSettings fields."""
+    """A new tournament of ``game`` (its catalogue name) organized by the client; ``options``
+    are the game's options of every table, ``settings`` TournamentSettings fields."""
     request = tournament_pb2.TournamentSettings(
-        name=name, game=GAME_ENUMS[game], format=FORMATS[fmt], capacity=capacity, rounds=rounds,
-        games_per_round=games_per_round, table_size=table_size,
-        options=common_pb2.TableOptions(**(options or {})), **settings)
+        name=name, game=game, format=FORMATS[fmt], capacity=capacity, rounds=rounds,
+        games_per_round=games_per_round, table_size=table_size, **settings)
+    request.options.game_options.update(options or {})
     reply = await client.tournaments.CreateTournament(
         tournament_pb2.CreateTournamentRequest(settings=request), metadata=client.auth)
     return reply.tournament

@@ -87,13 +87,12 @@ async def bot_entries(endpoints: Endpoints, tournament_id: str, game: str, count
 
 async def create(endpoints: Endpoints, args: Any) -> int:
     """Create a tournament, print its id, and run its bot entries (if any) to the end."""
-    options = {"start_round": args.start_round} if args.start_round else {}
     start_at = timestamp(time.time() + args.start_in)
     async with StammtischClient(endpoints) as organizer:
         await login(organizer, args.name, args.device)
         created = await sdk.create_tournament(
             organizer, args.title, args.game, args.format, capacity=args.capacity, rounds=args.rounds,
-            games_per_round=args.games, table_size=args.table_size, options=options,
+            games_per_round=args.games, table_size=args.table_size, options=args.option,
             duplicate_deals=args.duplicate, keep=args.keep, start_at=start_at,
             round_seconds=args.round_seconds)
     print(f"tournament {created.tournament_id}: starts in {args.start_in:.0f} s", flush=True)
@@ -109,7 +108,7 @@ async def join(endpoints: Endpoints, tournament_id: str, bots: int, think: float
     """Register ``bots`` bot clients that play through the real API."""
     async with StammtischClient(endpoints) as client:
         await client.login("lookup")
-        game = sdk.GAME_ENUMS_BY_NUMBER[(await sdk.get(client, tournament_id)).settings.game]
+        game = (await sdk.get(client, tournament_id)).settings.game
     await bot_entries(endpoints, tournament_id, game, bots, think)
     return 0
 
@@ -185,7 +184,7 @@ async def play(endpoints: Endpoints, tournament_id: str, name: str, device: str 
     async with StammtischClient(endpoints) as client:
         await login(client, name, device)
         tournament = await sdk.get(client, tournament_id)
-        game = sdk.GAME_ENUMS_BY_NUMBER[tournament.settings.game]
+        game = tournament.settings.game
         if all(p.player_id != client.player_id for p in tournament.players):
             await sdk.register(client, tournament_id)
         print(f"registered for {tournament_id}; waiting for the seating · Ctrl-C leaves", flush=True)

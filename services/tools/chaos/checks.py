@@ -15,13 +15,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.play.table_play import action_from_proto
 from services.tools.chaos.players import Acknowledged, Ledger, persist, seat_actions
 from shared.api.stammtisch.v1 import lobby_pb2, scoring_pb2
 from shared.config import Settings
 from shared.infra.runtime import open_runtime
-from shared.rpc.games import GAME_ENUMS
-from shared.sdk.client import Endpoints, StammtischClient, action_to_proto
+from shared.rpc.actions import action_of, action_proto
+from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord
 from shared.tables.store import TableStore
@@ -43,7 +42,7 @@ class Findings:
 
 def _same_action(logged: dict[str, Any] | None, sent: dict[str, Any]) -> bool:
     """Equal as the server stores them (the SDK's proto and back, as JSON)."""
-    stored = json.loads(json.dumps(action_from_proto(action_to_proto(sent))))
+    stored = json.loads(json.dumps(action_of(action_proto(sent))))
     return logged == stored
 
 
@@ -149,7 +148,7 @@ async def _results(ledger: Ledger, client: StammtischClient, table_id: str) -> i
 async def _games_played(ledger: Ledger, client: StammtischClient, player_id: str, game: str) -> int:
     reply = await persist(ledger, "scoring", lambda: client.scoring.GetPlayerStats(
         scoring_pb2.GetPlayerStatsRequest(player_id=player_id), metadata=client.auth))
-    return sum(entry.games for entry in reply.per_game if entry.game == GAME_ENUMS[game])
+    return sum(entry.games for entry in reply.per_game if entry.game == game)
 
 
 def check_settings(redis_url: str, nats_url: str, key_prefix: str) -> Settings:

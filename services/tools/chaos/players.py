@@ -25,18 +25,23 @@ from typing import Any, TypeVar
 import grpc
 
 from shared.api.stammtisch.v1 import lobby_pb2
+from shared.games.catalog import CATALOGUE
 from shared.games.registry import bot_levels
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
 
 T = TypeVar("T")
 
-#: How each game is played in a chaos run: seats and options that keep a game short.
-TABLES: dict[str, tuple[int, dict[str, int]]] = {
-    "willi": (3, {}),
-    "willi-stich": (4, {"start_round": 17}),
-    "wie-waldi": (3, {"round_seconds": 6}),
-    "willi-wacker": (3, {"target": 10}),
+#: Options that keep a known game short in a chaos run; any other game plays its defaults.
+SHORT_GAMES: dict[str, dict[str, int]] = {
+    "willi-stich": {"start_round": 17},
+    "wie-waldi": {"round_seconds": 6},
+    "willi-wacker": {"target": 10},
 }
+#: How each game of the catalogue is played in a chaos run: three seats where it may have
+#: them (else its nearest), and its short-game options.
+TABLES: dict[str, tuple[int, dict[str, int]]] = {
+    name: (min(max(3, game.min_seats), game.max_seats), SHORT_GAMES.get(name, {}))
+    for name, game in CATALOGUE.items()}
 #: Statuses a client retries: the call may or may not have happened, and retrying is safe.
 PASSING = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 #: Statuses no client may ever see.
@@ -263,7 +268,8 @@ class TableDriver:
             await persist(self.ledger, "login", functools.partial(client.login, name))
         host = self.clients[0]
         table = await persist(self.ledger, "create table", functools.partial(
-            host.create_table, self.game, len(self.clients), join=True, turn_seconds=0, **self.options))
+            host.create_table, self.game, len(self.clients), join=True, options=self.options,
+            turn_seconds=0))
         table_id = table.table_id
         self.ledger.tables[table_id] = TableRun(table_id, self.game, [c.player_id for c in self.clients])
         for seat, client in enumerate(self.clients[1:], 1):

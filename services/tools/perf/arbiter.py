@@ -215,7 +215,7 @@ async def play_table(seats: Sequence[BotSeat], seconds: float = 600.0) -> None:
 async def seat_players(clients: Sequence[StammtischClient], round_seconds: int | None = None) -> str:
     """Through the lobby: the first client opens a table, everybody sits down and is ready."""
     limit = {} if round_seconds is None else {"round_seconds": round_seconds}
-    table = await clients[0].create_table(GAME, len(clients), join=True, **limit)
+    table = await clients[0].create_table(GAME, len(clients), join=True, options=limit)
     for client in clients[1:]:
         await client.join(table.table_id)
     for client in clients:

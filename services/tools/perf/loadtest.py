@@ -25,7 +25,6 @@ from shared.api.stammtisch.v1 import scoring_pb2
 from shared.games.catalog import CATALOGUE
 from shared.games.registry import bot_levels
 from shared.infra.local import local_servers
-from shared.rpc.games import GAME_ENUMS
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, PlayStream, StammtischClient, Update
 
@@ -117,7 +116,7 @@ async def recorded_games(endpoints: Endpoints, game: str, wait: float = 10.0) ->
         total = 0
         while time.monotonic() < deadline:
             board = await client.scoring.GetLeaderboard(scoring_pb2.GetLeaderboardRequest(
-                game=GAME_ENUMS[game], limit=100), metadata=client.auth)
+                game=game, limit=100), metadata=client.auth)
             total = sum(entry.games for entry in board.entries)
             await asyncio.sleep(0.5)
         return total

@@ -30,10 +30,9 @@ class ArbiterServiceActRequest(_message.Message):
     table_id: _builtins.str
     action_id: _builtins.str
     round: _builtins.int
-    """The round the sender saw (its view's `round`). Optional; when set and the
-    table is in another round by the time the action is ordered, the action
-    is refused with STALE: nothing sent for a round that ended (by Stop, a dead
-    end or the time limit) lands in the next one.
+    """As ActRequest.round in engine.proto: the round the sender saw; STALE when
+    the table is in another round (a round ended by Stop, a dead end or the
+    time limit) by the time the action is ordered.
     """
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...

@@ -26,9 +26,11 @@ if _version_not_supported:
 
 
 class ArbiterServiceStub:
-    """Real-time Wie Waldi. Every seat acts whenever it likes; the table's order
-    is the order of atomic commits, so any replica may serve any player. Same
-    flow as EngineService: unary actions plus a resumable update stream.
+    """Real-time play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
+    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    atomic commits, so any replica may serve any player. The same calls and
+    answers as EngineService (one server implementation serves both).
     """
 
     def __init__(self, channel):
@@ -60,9 +62,11 @@ class ArbiterServiceStub:
 
 
 class ArbiterServiceServicer:
-    """Real-time Wie Waldi. Every seat acts whenever it likes; the table's order
-    is the order of atomic commits, so any replica may serve any player. Same
-    flow as EngineService: unary actions plus a resumable update stream.
+    """Real-time play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
+    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    atomic commits, so any replica may serve any player. The same calls and
+    answers as EngineService (one server implementation serves both).
     """
 
     def Act(self, request, context):
@@ -122,9 +126,11 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ArbiterService:
-    """Real-time Wie Waldi. Every seat acts whenever it likes; the table's order
-    is the order of atomic commits, so any replica may serve any player. Same
-    flow as EngineService: unary actions plus a resumable update stream.
+    """Real-time play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
+    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    atomic commits, so any replica may serve any player. The same calls and
+    answers as EngineService (one server implementation serves both).
     """
 
     @staticmethod

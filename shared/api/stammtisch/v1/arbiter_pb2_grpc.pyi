@@ -27,9 +27,11 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class ArbiterServiceStub:
-    """Real-time Wie Waldi. Every seat acts whenever it likes; the table's order
-    is the order of atomic commits, so any replica may serve any player. Same
-    flow as EngineService: unary actions plus a resumable update stream.
+    """Real-time play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
+    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    atomic commits, so any replica may serve any player. The same calls and
+    answers as EngineService (one server implementation serves both).
     """
 
     @_typing.overload
@@ -44,9 +46,11 @@ class ArbiterServiceStub:
 
 @_typing.type_check_only
 class ArbiterServiceAsyncStub(ArbiterServiceStub):
-    """Real-time Wie Waldi. Every seat acts whenever it likes; the table's order
-    is the order of atomic commits, so any replica may serve any player. Same
-    flow as EngineService: unary actions plus a resumable update stream.
+    """Real-time play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
+    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    atomic commits, so any replica may serve any player. The same calls and
+    answers as EngineService (one server implementation serves both).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -57,9 +61,11 @@ class ArbiterServiceAsyncStub(ArbiterServiceStub):
     """Subscribe and Act on one bidirectional stream; as EngineService.Play."""
 
 class ArbiterServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Real-time Wie Waldi. Every seat acts whenever it likes; the table's order
-    is the order of atomic commits, so any replica may serve any player. Same
-    flow as EngineService: unary actions plus a resumable update stream.
+    """Real-time play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
+    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    atomic commits, so any replica may serve any player. The same calls and
+    answers as EngineService (one server implementation serves both).
     """
 
     @_abc_1.abstractmethod

@@ -22,35 +22,30 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from shared.api.stammtisch.v1 import errors_pb2 as stammtisch_dot_v1_dot_errors__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1astammtisch/v1/common.proto\x12\rstammtisch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1astammtisch/v1/errors.proto\"\x9a\x03\n\x06\x41\x63tion\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x11\n\x04\x63\x61rd\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\r\n\x05\x63\x61rds\x18\x03 \x03(\t\x12\x13\n\x06tricks\x18\x04 \x01(\x05H\x01\x88\x01\x01\x12\x11\n\x04suit\x18\x05 \x01(\tH\x02\x88\x01\x01\x12\x11\n\x04text\x18\x06 \x01(\tH\x03\x88\x01\x01\x12\x11\n\x04pile\x18\x07 \x01(\x05H\x04\x88\x01\x01\x12\x10\n\x03\x64og\x18\x08 \x01(\tH\x05\x88\x01\x01\x12\x0f\n\x02\x61t\x18\t \x01(\x05H\x06\x88\x01\x01\x12\x11\n\x04tray\x18\n \x01(\tH\x07\x88\x01\x01\x12\x11\n\x04give\x18\x0b \x01(\tH\x08\x88\x01\x01\x12\x11\n\x04take\x18\x0c \x01(\tH\t\x88\x01\x01\x12/\n\x05picks\x18\r \x03(\x0b\x32 .stammtisch.v1.Action.PicksEntry\x1a,\n\nPicksEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\x42\x07\n\x05_cardB\t\n\x07_tricksB\x07\n\x05_suitB\x07\n\x05_textB\x07\n\x05_pileB\x06\n\x04_dogB\x05\n\x03_atB\x07\n\x05_trayB\x07\n\x05_giveB\x07\n\x05_take\"(\n\x05\x45vent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x11\n\tdata_json\x18\x02 \x01(\t\"H\n\x08\x44\x65\x61\x64line\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12.\n\nexpires_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xd1\x01\n\x0bTableUpdate\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12$\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x14.stammtisch.v1.Event\x12\x11\n\tview_json\x18\x04 \x01(\t\x12\x30\n\x0c\x63ommitted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\tdeadlines\x18\x06 \x03(\x0b\x32\x17.stammtisch.v1.Deadline\x12\x0c\n\x04seat\x18\x07 \x01(\x05\";\n\x0cTableUpdates\x12+\n\x07updates\x18\x01 \x03(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"\xde\x01\n\x0cTableOptions\x12\x19\n\x0c\x66irst_dealer\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x18\n\x0bstart_round\x18\x02 \x01(\x05H\x01\x88\x01\x01\x12\x1a\n\rround_seconds\x18\x03 \x01(\x05H\x02\x88\x01\x01\x12\x13\n\x06target\x18\x04 \x01(\x05H\x03\x88\x01\x01\x12\x19\n\x0cturn_seconds\x18\x05 \x01(\x05H\x04\x88\x01\x01\x42\x0f\n\r_first_dealerB\x0e\n\x0c_start_roundB\x10\n\x0e_round_secondsB\t\n\x07_targetB\x0f\n\r_turn_seconds\"j\n\nPlayAnswer\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\r\n\x03seq\x18\x02 \x01(\x03H\x00\x12/\n\x07refused\x18\x03 \x01(\x0b\x32\x1c.stammtisch.v1.RuleViolationH\x00\x42\t\n\x07outcome*m\n\x04Game\x12\x14\n\x10GAME_UNSPECIFIED\x10\x00\x12\x0e\n\nGAME_WILLI\x10\x01\x12\x14\n\x10GAME_WILLI_STICH\x10\x02\x12\x12\n\x0eGAME_WIE_WALDI\x10\x03\x12\x15\n\x11GAME_WILLI_WACKER\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1astammtisch/v1/common.proto\x12\rstammtisch.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1astammtisch/v1/errors.proto\"+\n\x06\x41\x63tion\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x13\n\x0b\x66ields_json\x18\x02 \x01(\t\"(\n\x05\x45vent\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x11\n\tdata_json\x18\x02 \x01(\t\"H\n\x08\x44\x65\x61\x64line\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12.\n\nexpires_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xd1\x01\n\x0bTableUpdate\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12$\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x14.stammtisch.v1.Event\x12\x11\n\tview_json\x18\x04 \x01(\t\x12\x30\n\x0c\x63ommitted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\tdeadlines\x18\x06 \x03(\x0b\x32\x17.stammtisch.v1.Deadline\x12\x0c\n\x04seat\x18\x07 \x01(\x05\";\n\x0cTableUpdates\x12+\n\x07updates\x18\x01 \x03(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"i\n\x0cTableOptions\x12-\n\x0cgame_options\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x19\n\x0cturn_seconds\x18\x02 \x01(\x05H\x00\x88\x01\x01\x42\x0f\n\r_turn_seconds\"j\n\nPlayAnswer\x12\x11\n\taction_id\x18\x01 \x01(\t\x12\r\n\x03seq\x18\x02 \x01(\x03H\x00\x12/\n\x07refused\x18\x03 \x01(\x0b\x32\x1c.stammtisch.v1.RuleViolationH\x00\x42\t\n\x07outcomeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'stammtisch.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACTION_PICKSENTRY']._loaded_options = None
-  _globals['_ACTION_PICKSENTRY']._serialized_options = b'8\001'
-  _globals['_GAME']._serialized_start=1241
-  _globals['_GAME']._serialized_end=1350
-  _globals['_ACTION']._serialized_start=107
-  _globals['_ACTION']._serialized_end=517
-  _globals['_ACTION_PICKSENTRY']._serialized_start=384
-  _globals['_ACTION_PICKSENTRY']._serialized_end=428
-  _globals['_EVENT']._serialized_start=519
-  _globals['_EVENT']._serialized_end=559
-  _globals['_DEADLINE']._serialized_start=561
-  _globals['_DEADLINE']._serialized_end=633
-  _globals['_TABLEUPDATE']._serialized_start=636
-  _globals['_TABLEUPDATE']._serialized_end=845
-  _globals['_TABLEUPDATES']._serialized_start=847
-  _globals['_TABLEUPDATES']._serialized_end=906
-  _globals['_TABLEOPTIONS']._serialized_start=909
-  _globals['_TABLEOPTIONS']._serialized_end=1131
-  _globals['_PLAYANSWER']._serialized_start=1133
-  _globals['_PLAYANSWER']._serialized_end=1239
+  _globals['_ACTION']._serialized_start=136
+  _globals['_ACTION']._serialized_end=179
+  _globals['_EVENT']._serialized_start=181
+  _globals['_EVENT']._serialized_end=221
+  _globals['_DEADLINE']._serialized_start=223
+  _globals['_DEADLINE']._serialized_end=295
+  _globals['_TABLEUPDATE']._serialized_start=298
+  _globals['_TABLEUPDATE']._serialized_end=507
+  _globals['_TABLEUPDATES']._serialized_start=509
+  _globals['_TABLEUPDATES']._serialized_end=568
+  _globals['_TABLEOPTIONS']._serialized_start=570
+  _globals['_TABLEOPTIONS']._serialized_end=675
+  _globals['_PLAYANSWER']._serialized_start=677
+  _globals['_PLAYANSWER']._serialized_end=783
 # @@protoc_insertion_point(module_scope)

@@ -6,9 +6,9 @@ isort:skip_file
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
-from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from shared.api.stammtisch.v1 import errors_pb2 as _errors_pb2
 import builtins as _builtins
 import sys
@@ -21,157 +21,36 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class _Game:
-    ValueType = _typing.NewType("ValueType", _builtins.int)
-    V: _TypeAlias = ValueType  # noqa: Y015
-
-class _GameEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Game.ValueType], _builtins.type):
-    DESCRIPTOR: _descriptor.EnumDescriptor
-    GAME_UNSPECIFIED: _Game.ValueType  # 0
-    GAME_WILLI: _Game.ValueType  # 1
-    """Trick-taking with Meinz calls (3 players + card monster, or 4)."""
-    GAME_WILLI_STICH: _Game.ValueType  # 2
-    """Trick-taking with calls and trump, 19 rounds (3 to 6 players)."""
-    GAME_WIE_WALDI: _Game.ValueType  # 3
-    """Simultaneous real-time dachshund building (2 to 4 players); served by ArbiterService."""
-    GAME_WILLI_WACKER: _Game.ValueType  # 4
-    """Beer trays with out-of-turn responses (3 to 6 players)."""
-
-class Game(_Game, metaclass=_GameEnumTypeWrapper):
-    """The four games Stammtisch hosts."""
-
-GAME_UNSPECIFIED: Game.ValueType  # 0
-GAME_WILLI: Game.ValueType  # 1
-"""Trick-taking with Meinz calls (3 players + card monster, or 4)."""
-GAME_WILLI_STICH: Game.ValueType  # 2
-"""Trick-taking with calls and trump, 19 rounds (3 to 6 players)."""
-GAME_WIE_WALDI: Game.ValueType  # 3
-"""Simultaneous real-time dachshund building (2 to 4 players); served by ArbiterService."""
-GAME_WILLI_WACKER: Game.ValueType  # 4
-"""Beer trays with out-of-turn responses (3 to 6 players)."""
-Global___Game: _TypeAlias = Game  # noqa: Y015
-
 @_typing.final
 class Action(_message.Message):
-    """One player action, in the vocabulary of the game's rules doc. `type` names
-    the action ("play", "discard", "meinz", "pass", "call", "lay", "attach", ...);
-    only the fields that action takes may be set. The acting seat is never sent:
-    the server derives it from the caller's token.
+    """One player action, in the vocabulary of the game's rules doc (RULES.md of the
+    game's package; the game's `actions` JSON Schema in ListGames where it has
+    one). `type` names the action ("play", "discard", "meinz", "pass", "call",
+    "lay", "attach", ...); `fields_json` holds the action's other fields as one
+    JSON object ({"card": "R5"}; "" = no fields), checked by the game's engine.
+    The acting seat is never sent: the server derives it from the caller's token.
+    fields_json that is not a JSON object, or longer than 4,096 bytes, is
+    INVALID_ARGUMENT; fields the action does not take are refused by the rules
+    (INVALID_ACTION).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    @_typing.final
-    class PicksEntry(_message.Message):
-        DESCRIPTOR: _descriptor.Descriptor
-
-        KEY_FIELD_NUMBER: _builtins.int
-        VALUE_FIELD_NUMBER: _builtins.int
-        key: _builtins.int
-        value: _builtins.int
-        def __init__(
-            self,
-            *,
-            key: _builtins.int = ...,
-            value: _builtins.int = ...,
-        ) -> None: ...
-        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
-        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-        def WhichOneof(self, oneof_group: _Never) -> None: ...
-
     TYPE_FIELD_NUMBER: _builtins.int
-    CARD_FIELD_NUMBER: _builtins.int
-    CARDS_FIELD_NUMBER: _builtins.int
-    TRICKS_FIELD_NUMBER: _builtins.int
-    SUIT_FIELD_NUMBER: _builtins.int
-    TEXT_FIELD_NUMBER: _builtins.int
-    PILE_FIELD_NUMBER: _builtins.int
-    DOG_FIELD_NUMBER: _builtins.int
-    AT_FIELD_NUMBER: _builtins.int
-    TRAY_FIELD_NUMBER: _builtins.int
-    GIVE_FIELD_NUMBER: _builtins.int
-    TAKE_FIELD_NUMBER: _builtins.int
-    PICKS_FIELD_NUMBER: _builtins.int
+    FIELDS_JSON_FIELD_NUMBER: _builtins.int
     type: _builtins.str
-    card: _builtins.str
-    tricks: _builtins.int
-    suit: _builtins.str
-    text: _builtins.str
-    pile: _builtins.int
-    dog: _builtins.str
-    at: _builtins.int
-    tray: _builtins.str
-    give: _builtins.str
-    take: _builtins.str
-    @_builtins.property
-    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
-    @_builtins.property
-    def picks(self) -> _containers.ScalarMap[_builtins.int, _builtins.int]:
-        """Willi Wacker SCHNORRER: victim seat -> index into that victim's hand."""
-
+    fields_json: _builtins.str
     def __init__(
         self,
         *,
         type: _builtins.str = ...,
-        card: _builtins.str | None = ...,
-        cards: _abc.Iterable[_builtins.str] | None = ...,
-        tricks: _builtins.int | None = ...,
-        suit: _builtins.str | None = ...,
-        text: _builtins.str | None = ...,
-        pile: _builtins.int | None = ...,
-        dog: _builtins.str | None = ...,
-        at: _builtins.int | None = ...,
-        tray: _builtins.str | None = ...,
-        give: _builtins.str | None = ...,
-        take: _builtins.str | None = ...,
-        picks: _abc.Mapping[_builtins.int, _builtins.int] | None = ...,
+        fields_json: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_at", b"_at", "_card", b"_card", "_dog", b"_dog", "_give", b"_give", "_pile", b"_pile", "_suit", b"_suit", "_take", b"_take", "_text", b"_text", "_tray", b"_tray", "_tricks", b"_tricks", "at", b"at", "card", b"card", "dog", b"dog", "give", b"give", "pile", b"pile", "suit", b"suit", "take", b"take", "text", b"text", "tray", b"tray", "tricks", b"tricks"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_at", b"_at", "_card", b"_card", "_dog", b"_dog", "_give", b"_give", "_pile", b"_pile", "_suit", b"_suit", "_take", b"_take", "_text", b"_text", "_tray", b"_tray", "_tricks", b"_tricks", "at", b"at", "card", b"card", "cards", b"cards", "dog", b"dog", "give", b"give", "picks", b"picks", "pile", b"pile", "suit", b"suit", "take", b"take", "text", b"text", "tray", b"tray", "tricks", b"tricks", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fields_json", b"fields_json", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__at: _TypeAlias = _typing.Literal["at"]  # noqa: Y015
-    _WhichOneofArgType__at: _TypeAlias = _typing.Literal["_at", b"_at"]  # noqa: Y015
-    _WhichOneofReturnType__card: _TypeAlias = _typing.Literal["card"]  # noqa: Y015
-    _WhichOneofArgType__card: _TypeAlias = _typing.Literal["_card", b"_card"]  # noqa: Y015
-    _WhichOneofReturnType__dog: _TypeAlias = _typing.Literal["dog"]  # noqa: Y015
-    _WhichOneofArgType__dog: _TypeAlias = _typing.Literal["_dog", b"_dog"]  # noqa: Y015
-    _WhichOneofReturnType__give: _TypeAlias = _typing.Literal["give"]  # noqa: Y015
-    _WhichOneofArgType__give: _TypeAlias = _typing.Literal["_give", b"_give"]  # noqa: Y015
-    _WhichOneofReturnType__pile: _TypeAlias = _typing.Literal["pile"]  # noqa: Y015
-    _WhichOneofArgType__pile: _TypeAlias = _typing.Literal["_pile", b"_pile"]  # noqa: Y015
-    _WhichOneofReturnType__suit: _TypeAlias = _typing.Literal["suit"]  # noqa: Y015
-    _WhichOneofArgType__suit: _TypeAlias = _typing.Literal["_suit", b"_suit"]  # noqa: Y015
-    _WhichOneofReturnType__take: _TypeAlias = _typing.Literal["take"]  # noqa: Y015
-    _WhichOneofArgType__take: _TypeAlias = _typing.Literal["_take", b"_take"]  # noqa: Y015
-    _WhichOneofReturnType__text: _TypeAlias = _typing.Literal["text"]  # noqa: Y015
-    _WhichOneofArgType__text: _TypeAlias = _typing.Literal["_text", b"_text"]  # noqa: Y015
-    _WhichOneofReturnType__tray: _TypeAlias = _typing.Literal["tray"]  # noqa: Y015
-    _WhichOneofArgType__tray: _TypeAlias = _typing.Literal["_tray", b"_tray"]  # noqa: Y015
-    _WhichOneofReturnType__tricks: _TypeAlias = _typing.Literal["tricks"]  # noqa: Y015
-    _WhichOneofArgType__tricks: _TypeAlias = _typing.Literal["_tricks", b"_tricks"]  # noqa: Y015
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__at) -> _WhichOneofReturnType__at | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__card) -> _WhichOneofReturnType__card | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__dog) -> _WhichOneofReturnType__dog | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__give) -> _WhichOneofReturnType__give | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__pile) -> _WhichOneofReturnType__pile | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__suit) -> _WhichOneofReturnType__suit | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__take) -> _WhichOneofReturnType__take | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__text) -> _WhichOneofReturnType__text | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__tray) -> _WhichOneofReturnType__tray | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__tricks) -> _WhichOneofReturnType__tricks | None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Action: _TypeAlias = Action  # noqa: Y015
 
@@ -302,57 +181,39 @@ Global___TableUpdates: _TypeAlias = TableUpdates  # noqa: Y015
 
 @_typing.final
 class TableOptions(_message.Message):
-    """Per-table options; unset fields take the game's defaults."""
+    """Per-table options. Options not named take the game's defaults."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    FIRST_DEALER_FIELD_NUMBER: _builtins.int
-    START_ROUND_FIELD_NUMBER: _builtins.int
-    ROUND_SECONDS_FIELD_NUMBER: _builtins.int
-    TARGET_FIELD_NUMBER: _builtins.int
+    GAME_OPTIONS_FIELD_NUMBER: _builtins.int
     TURN_SECONDS_FIELD_NUMBER: _builtins.int
-    first_dealer: _builtins.int
-    """Willi Stich, Willi Wacker: the seat that deals first."""
-    start_round: _builtins.int
-    """Willi Stich: the round to start at (1..19), for short games."""
-    round_seconds: _builtins.int
-    """Wie Waldi: the time limit of each round in seconds, 1..3600 (default 180)."""
-    target: _builtins.int
-    """Willi Wacker: the total that ends the game."""
     turn_seconds: _builtins.int
-    """Seconds a seat has for each decision before the default answer is applied."""
+    """Seconds a seat has for each decision before the default answer is applied
+    (0: no clock; unset: the server's default; at most 3600).
+    """
+    @_builtins.property
+    def game_options(self) -> _struct_pb2.Struct:
+        """The game's own options by name (LobbyService.ListGames lists each game's
+        options with their types, bounds and defaults), e.g. {"start_round": 17}
+        for Willi Stich or {"max_rounds": 3} for Willi Wacker. A name the game does
+        not have, a value of another type, one outside the option's bounds, or
+        null is INVALID_ARGUMENT naming the option. JSON numbers are doubles: an
+        integral one is an integer for an integer option. In a Table: the options
+        the table plays with as chosen (and carried over from its last game).
+        """
+
     def __init__(
         self,
         *,
-        first_dealer: _builtins.int | None = ...,
-        start_round: _builtins.int | None = ...,
-        round_seconds: _builtins.int | None = ...,
-        target: _builtins.int | None = ...,
+        game_options: _struct_pb2.Struct | None = ...,
         turn_seconds: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "_round_seconds", b"_round_seconds", "_start_round", b"_start_round", "_target", b"_target", "_turn_seconds", b"_turn_seconds", "first_dealer", b"first_dealer", "round_seconds", b"round_seconds", "start_round", b"start_round", "target", b"target", "turn_seconds", b"turn_seconds"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_turn_seconds", b"_turn_seconds", "game_options", b"game_options", "turn_seconds", b"turn_seconds"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer", "_round_seconds", b"_round_seconds", "_start_round", b"_start_round", "_target", b"_target", "_turn_seconds", b"_turn_seconds", "first_dealer", b"first_dealer", "round_seconds", b"round_seconds", "start_round", b"start_round", "target", b"target", "turn_seconds", b"turn_seconds"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_turn_seconds", b"_turn_seconds", "game_options", b"game_options", "turn_seconds", b"turn_seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__first_dealer: _TypeAlias = _typing.Literal["first_dealer"]  # noqa: Y015
-    _WhichOneofArgType__first_dealer: _TypeAlias = _typing.Literal["_first_dealer", b"_first_dealer"]  # noqa: Y015
-    _WhichOneofReturnType__round_seconds: _TypeAlias = _typing.Literal["round_seconds"]  # noqa: Y015
-    _WhichOneofArgType__round_seconds: _TypeAlias = _typing.Literal["_round_seconds", b"_round_seconds"]  # noqa: Y015
-    _WhichOneofReturnType__start_round: _TypeAlias = _typing.Literal["start_round"]  # noqa: Y015
-    _WhichOneofArgType__start_round: _TypeAlias = _typing.Literal["_start_round", b"_start_round"]  # noqa: Y015
-    _WhichOneofReturnType__target: _TypeAlias = _typing.Literal["target"]  # noqa: Y015
-    _WhichOneofArgType__target: _TypeAlias = _typing.Literal["_target", b"_target"]  # noqa: Y015
     _WhichOneofReturnType__turn_seconds: _TypeAlias = _typing.Literal["turn_seconds"]  # noqa: Y015
     _WhichOneofArgType__turn_seconds: _TypeAlias = _typing.Literal["_turn_seconds", b"_turn_seconds"]  # noqa: Y015
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__first_dealer) -> _WhichOneofReturnType__first_dealer | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__round_seconds) -> _WhichOneofReturnType__round_seconds | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__start_round) -> _WhichOneofReturnType__start_round | None: ...
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__target) -> _WhichOneofReturnType__target | None: ...
-    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__turn_seconds) -> _WhichOneofReturnType__turn_seconds | None: ...
 
 Global___TableOptions: _TypeAlias = TableOptions  # noqa: Y015

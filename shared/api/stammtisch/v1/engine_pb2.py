@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from shared.api.stammtisch.v1 import common_pb2 as stammtisch_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1astammtisch/v1/engine.proto\x12\rstammtisch.v1\x1a\x1astammtisch/v1/common.proto\"X\n\nActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\t\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x15.stammtisch.v1.Action\"9\n\x0b\x41\x63tResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"\"\n\x0eGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"=\n\x0fGetViewResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"b\n\x10SubscribeRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\tmax_batch\x18\x03 \x01(\x05\x12\x16\n\x0elast_view_only\x18\x04 \x01(\x08\"l\n\x11SubscribeResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\x12+\n\x07updates\x18\x02 \x03(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"\xb5\x01\n\x0bPlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\taction_id\x18\x03 \x01(\t\x12%\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32\x15.stammtisch.v1.Action\x12\x11\n\tmax_batch\x18\x05 \x01(\x05\x12\x1c\n\x14\x61nswers_with_updates\x18\x06 \x01(\x08\x12\x16\n\x0elast_view_only\x18\x07 \x01(\x08\"\xcd\x01\n\x0cPlayResponse\x12,\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdateH\x00\x12+\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x19.stammtisch.v1.PlayAnswerH\x00\x12.\n\x07updates\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableUpdatesH\x00\x12*\n\x07\x61nswers\x18\x04 \x03(\x0b\x32\x19.stammtisch.v1.PlayAnswerB\x06\n\x04kind2\xae\x02\n\rEngineService\x12<\n\x03\x41\x63t\x12\x19.stammtisch.v1.ActRequest\x1a\x1a.stammtisch.v1.ActResponse\x12H\n\x07GetView\x12\x1d.stammtisch.v1.GetViewRequest\x1a\x1e.stammtisch.v1.GetViewResponse\x12P\n\tSubscribe\x12\x1f.stammtisch.v1.SubscribeRequest\x1a .stammtisch.v1.SubscribeResponse0\x01\x12\x43\n\x04Play\x12\x1a.stammtisch.v1.PlayRequest\x1a\x1b.stammtisch.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1astammtisch/v1/engine.proto\x12\rstammtisch.v1\x1a\x1astammtisch/v1/common.proto\"v\n\nActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\t\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x15.stammtisch.v1.Action\x12\x12\n\x05round\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_round\"9\n\x0b\x41\x63tResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"\"\n\x0eGetViewRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"=\n\x0fGetViewResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"b\n\x10SubscribeRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\tmax_batch\x18\x03 \x01(\x05\x12\x16\n\x0elast_view_only\x18\x04 \x01(\x08\"l\n\x11SubscribeResponse\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdate\x12+\n\x07updates\x18\x02 \x03(\x0b\x32\x1a.stammtisch.v1.TableUpdate\"\xd3\x01\n\x0bPlayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x03\x12\x11\n\taction_id\x18\x03 \x01(\t\x12%\n\x06\x61\x63tion\x18\x04 \x01(\x0b\x32\x15.stammtisch.v1.Action\x12\x11\n\tmax_batch\x18\x05 \x01(\x05\x12\x1c\n\x14\x61nswers_with_updates\x18\x06 \x01(\x08\x12\x16\n\x0elast_view_only\x18\x07 \x01(\x08\x12\x12\n\x05round\x18\x08 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_round\"\xcd\x01\n\x0cPlayResponse\x12,\n\x06update\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.TableUpdateH\x00\x12+\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x19.stammtisch.v1.PlayAnswerH\x00\x12.\n\x07updates\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableUpdatesH\x00\x12*\n\x07\x61nswers\x18\x04 \x03(\x0b\x32\x19.stammtisch.v1.PlayAnswerB\x06\n\x04kind2\xae\x02\n\rEngineService\x12<\n\x03\x41\x63t\x12\x19.stammtisch.v1.ActRequest\x1a\x1a.stammtisch.v1.ActResponse\x12H\n\x07GetView\x12\x1d.stammtisch.v1.GetViewRequest\x1a\x1e.stammtisch.v1.GetViewResponse\x12P\n\tSubscribe\x12\x1f.stammtisch.v1.SubscribeRequest\x1a .stammtisch.v1.SubscribeResponse0\x01\x12\x43\n\x04Play\x12\x1a.stammtisch.v1.PlayRequest\x1a\x1b.stammtisch.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,21 +33,21 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'stammtisch.v1.engine_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_ACTREQUEST']._serialized_start=73
-  _globals['_ACTREQUEST']._serialized_end=161
-  _globals['_ACTRESPONSE']._serialized_start=163
-  _globals['_ACTRESPONSE']._serialized_end=220
-  _globals['_GETVIEWREQUEST']._serialized_start=222
-  _globals['_GETVIEWREQUEST']._serialized_end=256
-  _globals['_GETVIEWRESPONSE']._serialized_start=258
-  _globals['_GETVIEWRESPONSE']._serialized_end=319
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=321
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=419
-  _globals['_SUBSCRIBERESPONSE']._serialized_start=421
-  _globals['_SUBSCRIBERESPONSE']._serialized_end=529
-  _globals['_PLAYREQUEST']._serialized_start=532
-  _globals['_PLAYREQUEST']._serialized_end=713
-  _globals['_PLAYRESPONSE']._serialized_start=716
-  _globals['_PLAYRESPONSE']._serialized_end=921
-  _globals['_ENGINESERVICE']._serialized_start=924
-  _globals['_ENGINESERVICE']._serialized_end=1226
+  _globals['_ACTREQUEST']._serialized_end=191
+  _globals['_ACTRESPONSE']._serialized_start=193
+  _globals['_ACTRESPONSE']._serialized_end=250
+  _globals['_GETVIEWREQUEST']._serialized_start=252
+  _globals['_GETVIEWREQUEST']._serialized_end=286
+  _globals['_GETVIEWRESPONSE']._serialized_start=288
+  _globals['_GETVIEWRESPONSE']._serialized_end=349
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=351
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=449
+  _globals['_SUBSCRIBERESPONSE']._serialized_start=451
+  _globals['_SUBSCRIBERESPONSE']._serialized_end=559
+  _globals['_PLAYREQUEST']._serialized_start=562
+  _globals['_PLAYREQUEST']._serialized_end=773
+  _globals['_PLAYRESPONSE']._serialized_start=776
+  _globals['_PLAYRESPONSE']._serialized_end=981
+  _globals['_ENGINESERVICE']._serialized_start=984
+  _globals['_ENGINESERVICE']._serialized_end=1286
 # @@protoc_insertion_point(module_scope)

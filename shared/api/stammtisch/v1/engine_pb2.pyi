@@ -26,9 +26,16 @@ class ActRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     ACTION_ID_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     action_id: _builtins.str
     """Client-chosen, unique per player and table (a UUID), 1 to 64 characters."""
+    round: _builtins.int
+    """The round the sender saw (its view's `round`, 1 or more). Optional; when set
+    and the table is in another round by the time the action is ordered, the
+    action is refused with STALE: nothing meant for a round that ended lands
+    in the next one. 0 or less is INVALID_ARGUMENT.
+    """
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -37,12 +44,15 @@ class ActRequest(_message.Message):
         table_id: _builtins.str = ...,
         action_id: _builtins.str = ...,
         action: _common_pb2.Action | None = ...,
+        round: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__round: _TypeAlias = _typing.Literal["round"]  # noqa: Y015
+    _WhichOneofArgType__round: _TypeAlias = _typing.Literal["_round", b"_round"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__round) -> _WhichOneofReturnType__round | None: ...
 
 Global___ActRequest: _TypeAlias = ActRequest  # noqa: Y015
 
@@ -183,6 +193,7 @@ class PlayRequest(_message.Message):
     MAX_BATCH_FIELD_NUMBER: _builtins.int
     ANSWERS_WITH_UPDATES_FIELD_NUMBER: _builtins.int
     LAST_VIEW_ONLY_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """Required on the first message (the stream plays this table); later
     messages may leave it empty or repeat it, never name another table.
@@ -203,6 +214,8 @@ class PlayRequest(_message.Message):
     """
     last_view_only: _builtins.bool
     """First message only: as in SubscribeRequest."""
+    round: _builtins.int
+    """As in ActRequest: the round this action is meant for."""
     @_builtins.property
     def action(self) -> _common_pb2.Action: ...
     def __init__(
@@ -215,12 +228,15 @@ class PlayRequest(_message.Message):
         max_batch: _builtins.int = ...,
         answers_with_updates: _builtins.bool = ...,
         last_view_only: _builtins.bool = ...,
+        round: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "last_view_only", b"last_view_only", "max_batch", b"max_batch", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_round", b"_round", "action", b"action", "action_id", b"action_id", "after_seq", b"after_seq", "answers_with_updates", b"answers_with_updates", "last_view_only", b"last_view_only", "max_batch", b"max_batch", "round", b"round", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__round: _TypeAlias = _typing.Literal["round"]  # noqa: Y015
+    _WhichOneofArgType__round: _TypeAlias = _typing.Literal["_round", b"_round"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__round) -> _WhichOneofReturnType__round | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
 

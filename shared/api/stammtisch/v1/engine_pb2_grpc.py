@@ -26,8 +26,9 @@ if _version_not_supported:
 
 
 class EngineServiceStub:
-    """Turn-based play of Willi, Willi Stich and Willi Wacker. Needs the caller's
-    token; the seat is the caller's seat at the table. Refused actions return
+    """Turn-based play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.EngineService"). Needs the caller's token; the
+    seat is the caller's seat at the table. Refused actions return
     a status with a RuleViolation in its details (see proto/README.md).
     """
 
@@ -60,8 +61,9 @@ class EngineServiceStub:
 
 
 class EngineServiceServicer:
-    """Turn-based play of Willi, Willi Stich and Willi Wacker. Needs the caller's
-    token; the seat is the caller's seat at the table. Refused actions return
+    """Turn-based play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.EngineService"). Needs the caller's token; the
+    seat is the caller's seat at the table. Refused actions return
     a status with a RuleViolation in its details (see proto/README.md).
     """
 
@@ -133,8 +135,9 @@ def add_EngineServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class EngineService:
-    """Turn-based play of Willi, Willi Stich and Willi Wacker. Needs the caller's
-    token; the seat is the caller's seat at the table. Refused actions return
+    """Turn-based play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.EngineService"). Needs the caller's token; the
+    seat is the caller's seat at the table. Refused actions return
     a status with a RuleViolation in its details (see proto/README.md).
     """
 

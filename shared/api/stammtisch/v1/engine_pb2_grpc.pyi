@@ -27,8 +27,9 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class EngineServiceStub:
-    """Turn-based play of Willi, Willi Stich and Willi Wacker. Needs the caller's
-    token; the seat is the caller's seat at the table. Refused actions return
+    """Turn-based play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.EngineService"). Needs the caller's token; the
+    seat is the caller's seat at the table. Refused actions return
     a status with a RuleViolation in its details (see proto/README.md).
     """
 
@@ -58,8 +59,9 @@ class EngineServiceStub:
 
 @_typing.type_check_only
 class EngineServiceAsyncStub(EngineServiceStub):
-    """Turn-based play of Willi, Willi Stich and Willi Wacker. Needs the caller's
-    token; the seat is the caller's seat at the table. Refused actions return
+    """Turn-based play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.EngineService"). Needs the caller's token; the
+    seat is the caller's seat at the table. Refused actions return
     a status with a RuleViolation in its details (see proto/README.md).
     """
 
@@ -85,8 +87,9 @@ class EngineServiceAsyncStub(EngineServiceStub):
     """
 
 class EngineServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Turn-based play of Willi, Willi Stich and Willi Wacker. Needs the caller's
-    token; the seat is the caller's seat at the table. Refused actions return
+    """Turn-based play: the games whose ListGames entry names this service
+    (`service`: "stammtisch.v1.EngineService"). Needs the caller's token; the
+    seat is the caller's seat at the table. Refused actions return
     a status with a RuleViolation in its details (see proto/README.md).
     """
 

@@ -64,7 +64,8 @@ class GameSummary(_message.Message):
     ENDED_AT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_no: _builtins.int
-    game: _common_pb2.Game.ValueType
+    game: _builtins.str
+    """The game's name (LobbyService.ListGames)."""
     seat: _builtins.int
     """The caller's seat."""
     @_builtins.property
@@ -80,7 +81,7 @@ class GameSummary(_message.Message):
         *,
         table_id: _builtins.str = ...,
         game_no: _builtins.int = ...,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         seats: _abc.Iterable[Global___HistorySeat] | None = ...,
         seat: _builtins.int = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,

@@ -22,67 +22,80 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from shared.api.stammtisch.v1 import common_pb2 as stammtisch_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19stammtisch/v1/lobby.proto\x12\rstammtisch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1astammtisch/v1/common.proto\"\x1c\n\x0cLoginRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"a\n\rLoginResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"Q\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05ready\x18\x04 \x01(\x08\x12\x0b\n\x03\x62ot\x18\x05 \x01(\x08\"\xcd\x02\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12!\n\x04game\x18\x02 \x01(\x0e\x32\x13.stammtisch.v1.Game\x12,\n\x07options\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableOptions\x12\"\n\x05seats\x18\x04 \x03(\x0b\x32\x13.stammtisch.v1.Seat\x12*\n\x06status\x18\x05 \x01(\x0e\x32\x1a.stammtisch.v1.TableStatus\x12\x14\n\x0cgames_played\x18\x06 \x01(\x05\x12\x12\n\nspectators\x18\x07 \x01(\x05\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12$\n\x07waiting\x18\t \x03(\x0b\x32\x13.stammtisch.v1.Seat\x12\x11\n\tplay_port\x18\n \x01(\x05\"\x82\x01\n\x12\x43reateTableRequest\x12!\n\x04game\x18\x01 \x01(\x0e\x32\x13.stammtisch.v1.Game\x12\r\n\x05seats\x18\x02 \x01(\x05\x12,\n\x07options\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableOptions\x12\x0c\n\x04join\x18\x04 \x01(\x08\":\n\x13\x43reateTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"X\n\x11ListTablesRequest\x12!\n\x04game\x18\x01 \x01(\x0e\x32\x13.stammtisch.v1.Game\x12\x11\n\topen_only\x18\x02 \x01(\x08\x12\r\n\x05limit\x18\x03 \x01(\x05\":\n\x12ListTablesResponse\x12$\n\x06tables\x18\x01 \x03(\x0b\x32\x14.stammtisch.v1.Table\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"7\n\x10GetTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"S\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\tspectator\x18\x03 \x01(\x08\x42\x07\n\x05_seat\"F\n\x11JoinTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"%\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"9\n\x12LeaveTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"2\n\x0fSetReadyRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05ready\x18\x02 \x01(\x08\"7\n\x10SetReadyResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"L\n\rAddBotRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\r\n\x05level\x18\x03 \x01(\tB\x07\n\x05_seat\"5\n\x0e\x41\x64\x64\x42otResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"E\n\x11QuickMatchRequest\x12!\n\x04game\x18\x01 \x01(\x0e\x32\x13.stammtisch.v1.Game\x12\r\n\x05seats\x18\x02 \x01(\x05\"f\n\x12QuickMatchResponse\x12\x0e\n\x06queued\x18\x01 \x01(\x05\x12(\n\x05table\x18\x02 \x01(\x0b\x32\x14.stammtisch.v1.TableH\x00\x88\x01\x01\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x42\x08\n\x06_table\"1\n\x0fSendChatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\x12\n\x10SendChatResponse\"%\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"j\n\x12WatchTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\x12\x0e\n\x06\x63hange\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t*\x7f\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x12\x1e\n\x1aTABLE_STATUS_BETWEEN_GAMES\x10\x03\x32\xf6\x06\n\x0cLobbyService\x12\x42\n\x05Login\x12\x1b.stammtisch.v1.LoginRequest\x1a\x1c.stammtisch.v1.LoginResponse\x12T\n\x0b\x43reateTable\x12!.stammtisch.v1.CreateTableRequest\x1a\".stammtisch.v1.CreateTableResponse\x12Q\n\nListTables\x12 .stammtisch.v1.ListTablesRequest\x1a!.stammtisch.v1.ListTablesResponse\x12K\n\x08GetTable\x12\x1e.stammtisch.v1.GetTableRequest\x1a\x1f.stammtisch.v1.GetTableResponse\x12N\n\tJoinTable\x12\x1f.stammtisch.v1.JoinTableRequest\x1a .stammtisch.v1.JoinTableResponse\x12Q\n\nLeaveTable\x12 .stammtisch.v1.LeaveTableRequest\x1a!.stammtisch.v1.LeaveTableResponse\x12K\n\x08SetReady\x12\x1e.stammtisch.v1.SetReadyRequest\x1a\x1f.stammtisch.v1.SetReadyResponse\x12\x45\n\x06\x41\x64\x64\x42ot\x12\x1c.stammtisch.v1.AddBotRequest\x1a\x1d.stammtisch.v1.AddBotResponse\x12S\n\nQuickMatch\x12 .stammtisch.v1.QuickMatchRequest\x1a!.stammtisch.v1.QuickMatchResponse0\x01\x12K\n\x08SendChat\x12\x1e.stammtisch.v1.SendChatRequest\x1a\x1f.stammtisch.v1.SendChatResponse\x12S\n\nWatchTable\x12 .stammtisch.v1.WatchTableRequest\x1a!.stammtisch.v1.WatchTableResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19stammtisch/v1/lobby.proto\x12\rstammtisch.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1astammtisch/v1/common.proto\"\x1c\n\x0cLoginRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"a\n\rLoginResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x12\n\x10ListGamesRequest\";\n\x11ListGamesResponse\x12&\n\x05games\x18\x01 \x03(\x0b\x32\x17.stammtisch.v1.GameInfo\"\xf0\x02\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x11\n\tmin_seats\x18\x03 \x01(\x05\x12\x11\n\tmax_seats\x18\x04 \x01(\x05\x12\x15\n\rdefault_seats\x18\x05 \x01(\x05\x12\x14\n\x0csimultaneous\x18\x06 \x01(\x08\x12\x0f\n\x07service\x18\x07 \x01(\t\x12*\n\x07options\x18\x08 \x03(\x0b\x32\x19.stammtisch.v1.GameOption\x12\x17\n\x0f\x64uplicate_deals\x18\t \x01(\x08\x12\x12\n\nbot_levels\x18\n \x03(\t\x12\x16\n\x0eleave_and_chat\x18\x0b \x01(\x08\x12>\n\x0cschemas_json\x18\x0c \x03(\x0b\x32(.stammtisch.v1.GameInfo.SchemasJsonEntry\x1a\x32\n\x10SchemasJsonEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa9\x01\n\nGameOption\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x64oc\x18\x02 \x01(\t\x12-\n\rdefault_value\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\x12\r\n\x05types\x18\x04 \x03(\t\x12\x14\n\x07minimum\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07maximum\x18\x06 \x01(\x01H\x01\x88\x01\x01\x42\n\n\x08_minimumB\n\n\x08_maximum\"Q\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05ready\x18\x04 \x01(\x08\x12\x0b\n\x03\x62ot\x18\x05 \x01(\x08\"\xb8\x02\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12,\n\x07options\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableOptions\x12\"\n\x05seats\x18\x04 \x03(\x0b\x32\x13.stammtisch.v1.Seat\x12*\n\x06status\x18\x05 \x01(\x0e\x32\x1a.stammtisch.v1.TableStatus\x12\x14\n\x0cgames_played\x18\x06 \x01(\x05\x12\x12\n\nspectators\x18\x07 \x01(\x05\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12$\n\x07waiting\x18\t \x03(\x0b\x32\x13.stammtisch.v1.Seat\x12\x11\n\tplay_port\x18\n \x01(\x05\"m\n\x12\x43reateTableRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05seats\x18\x02 \x01(\x05\x12,\n\x07options\x18\x03 \x01(\x0b\x32\x1b.stammtisch.v1.TableOptions\x12\x0c\n\x04join\x18\x04 \x01(\x08\":\n\x13\x43reateTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"C\n\x11ListTablesRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x11\n\topen_only\x18\x02 \x01(\x08\x12\r\n\x05limit\x18\x03 \x01(\x05\":\n\x12ListTablesResponse\x12$\n\x06tables\x18\x01 \x03(\x0b\x32\x14.stammtisch.v1.Table\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"7\n\x10GetTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"S\n\x10JoinTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\tspectator\x18\x03 \x01(\x08\x42\x07\n\x05_seat\"F\n\x11JoinTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"%\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"9\n\x12LeaveTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"2\n\x0fSetReadyRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05ready\x18\x02 \x01(\x08\"7\n\x10SetReadyResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"L\n\rAddBotRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\r\n\x05level\x18\x03 \x01(\tB\x07\n\x05_seat\"5\n\x0e\x41\x64\x64\x42otResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\"0\n\x11QuickMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05seats\x18\x02 \x01(\x05\"f\n\x12QuickMatchResponse\x12\x0e\n\x06queued\x18\x01 \x01(\x05\x12(\n\x05table\x18\x02 \x01(\x0b\x32\x14.stammtisch.v1.TableH\x00\x88\x01\x01\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x42\x08\n\x06_table\"1\n\x0fSendChatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\x12\n\x10SendChatResponse\"%\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"j\n\x12WatchTableResponse\x12#\n\x05table\x18\x01 \x01(\x0b\x32\x14.stammtisch.v1.Table\x12\x0e\n\x06\x63hange\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t*\x7f\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x12\x1e\n\x1aTABLE_STATUS_BETWEEN_GAMES\x10\x03\x32\xc6\x07\n\x0cLobbyService\x12\x42\n\x05Login\x12\x1b.stammtisch.v1.LoginRequest\x1a\x1c.stammtisch.v1.LoginResponse\x12N\n\tListGames\x12\x1f.stammtisch.v1.ListGamesRequest\x1a .stammtisch.v1.ListGamesResponse\x12T\n\x0b\x43reateTable\x12!.stammtisch.v1.CreateTableRequest\x1a\".stammtisch.v1.CreateTableResponse\x12Q\n\nListTables\x12 .stammtisch.v1.ListTablesRequest\x1a!.stammtisch.v1.ListTablesResponse\x12K\n\x08GetTable\x12\x1e.stammtisch.v1.GetTableRequest\x1a\x1f.stammtisch.v1.GetTableResponse\x12N\n\tJoinTable\x12\x1f.stammtisch.v1.JoinTableRequest\x1a .stammtisch.v1.JoinTableResponse\x12Q\n\nLeaveTable\x12 .stammtisch.v1.LeaveTableRequest\x1a!.stammtisch.v1.LeaveTableResponse\x12K\n\x08SetReady\x12\x1e.stammtisch.v1.SetReadyRequest\x1a\x1f.stammtisch.v1.SetReadyResponse\x12\x45\n\x06\x41\x64\x64\x42ot\x12\x1c.stammtisch.v1.AddBotRequest\x1a\x1d.stammtisch.v1.AddBotResponse\x12S\n\nQuickMatch\x12 .stammtisch.v1.QuickMatchRequest\x1a!.stammtisch.v1.QuickMatchResponse0\x01\x12K\n\x08SendChat\x12\x1e.stammtisch.v1.SendChatRequest\x1a\x1f.stammtisch.v1.SendChatResponse\x12S\n\nWatchTable\x12 .stammtisch.v1.WatchTableRequest\x1a!.stammtisch.v1.WatchTableResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'stammtisch.v1.lobby_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TABLESTATUS']._serialized_start=1980
-  _globals['_TABLESTATUS']._serialized_end=2107
-  _globals['_LOGINREQUEST']._serialized_start=105
-  _globals['_LOGINREQUEST']._serialized_end=133
-  _globals['_LOGINRESPONSE']._serialized_start=135
-  _globals['_LOGINRESPONSE']._serialized_end=232
-  _globals['_SEAT']._serialized_start=234
-  _globals['_SEAT']._serialized_end=315
-  _globals['_TABLE']._serialized_start=318
-  _globals['_TABLE']._serialized_end=651
-  _globals['_CREATETABLEREQUEST']._serialized_start=654
-  _globals['_CREATETABLEREQUEST']._serialized_end=784
-  _globals['_CREATETABLERESPONSE']._serialized_start=786
-  _globals['_CREATETABLERESPONSE']._serialized_end=844
-  _globals['_LISTTABLESREQUEST']._serialized_start=846
-  _globals['_LISTTABLESREQUEST']._serialized_end=934
-  _globals['_LISTTABLESRESPONSE']._serialized_start=936
-  _globals['_LISTTABLESRESPONSE']._serialized_end=994
-  _globals['_GETTABLEREQUEST']._serialized_start=996
-  _globals['_GETTABLEREQUEST']._serialized_end=1031
-  _globals['_GETTABLERESPONSE']._serialized_start=1033
-  _globals['_GETTABLERESPONSE']._serialized_end=1088
-  _globals['_JOINTABLEREQUEST']._serialized_start=1090
-  _globals['_JOINTABLEREQUEST']._serialized_end=1173
-  _globals['_JOINTABLERESPONSE']._serialized_start=1175
-  _globals['_JOINTABLERESPONSE']._serialized_end=1245
-  _globals['_LEAVETABLEREQUEST']._serialized_start=1247
-  _globals['_LEAVETABLEREQUEST']._serialized_end=1284
-  _globals['_LEAVETABLERESPONSE']._serialized_start=1286
-  _globals['_LEAVETABLERESPONSE']._serialized_end=1343
-  _globals['_SETREADYREQUEST']._serialized_start=1345
-  _globals['_SETREADYREQUEST']._serialized_end=1395
-  _globals['_SETREADYRESPONSE']._serialized_start=1397
-  _globals['_SETREADYRESPONSE']._serialized_end=1452
-  _globals['_ADDBOTREQUEST']._serialized_start=1454
-  _globals['_ADDBOTREQUEST']._serialized_end=1530
-  _globals['_ADDBOTRESPONSE']._serialized_start=1532
-  _globals['_ADDBOTRESPONSE']._serialized_end=1585
-  _globals['_QUICKMATCHREQUEST']._serialized_start=1587
-  _globals['_QUICKMATCHREQUEST']._serialized_end=1656
-  _globals['_QUICKMATCHRESPONSE']._serialized_start=1658
-  _globals['_QUICKMATCHRESPONSE']._serialized_end=1760
-  _globals['_SENDCHATREQUEST']._serialized_start=1762
-  _globals['_SENDCHATREQUEST']._serialized_end=1811
-  _globals['_SENDCHATRESPONSE']._serialized_start=1813
-  _globals['_SENDCHATRESPONSE']._serialized_end=1831
-  _globals['_WATCHTABLEREQUEST']._serialized_start=1833
-  _globals['_WATCHTABLEREQUEST']._serialized_end=1870
-  _globals['_WATCHTABLERESPONSE']._serialized_start=1872
-  _globals['_WATCHTABLERESPONSE']._serialized_end=1978
-  _globals['_LOBBYSERVICE']._serialized_start=2110
-  _globals['_LOBBYSERVICE']._serialized_end=2996
+  _globals['_GAMEINFO_SCHEMASJSONENTRY']._loaded_options = None
+  _globals['_GAMEINFO_SCHEMASJSONENTRY']._serialized_options = b'8\001'
+  _globals['_TABLESTATUS']._serialized_start=2549
+  _globals['_TABLESTATUS']._serialized_end=2676
+  _globals['_LOGINREQUEST']._serialized_start=135
+  _globals['_LOGINREQUEST']._serialized_end=163
+  _globals['_LOGINRESPONSE']._serialized_start=165
+  _globals['_LOGINRESPONSE']._serialized_end=262
+  _globals['_LISTGAMESREQUEST']._serialized_start=264
+  _globals['_LISTGAMESREQUEST']._serialized_end=282
+  _globals['_LISTGAMESRESPONSE']._serialized_start=284
+  _globals['_LISTGAMESRESPONSE']._serialized_end=343
+  _globals['_GAMEINFO']._serialized_start=346
+  _globals['_GAMEINFO']._serialized_end=714
+  _globals['_GAMEINFO_SCHEMASJSONENTRY']._serialized_start=664
+  _globals['_GAMEINFO_SCHEMASJSONENTRY']._serialized_end=714
+  _globals['_GAMEOPTION']._serialized_start=717
+  _globals['_GAMEOPTION']._serialized_end=886
+  _globals['_SEAT']._serialized_start=888
+  _globals['_SEAT']._serialized_end=969
+  _globals['_TABLE']._serialized_start=972
+  _globals['_TABLE']._serialized_end=1284
+  _globals['_CREATETABLEREQUEST']._serialized_start=1286
+  _globals['_CREATETABLEREQUEST']._serialized_end=1395
+  _globals['_CREATETABLERESPONSE']._serialized_start=1397
+  _globals['_CREATETABLERESPONSE']._serialized_end=1455
+  _globals['_LISTTABLESREQUEST']._serialized_start=1457
+  _globals['_LISTTABLESREQUEST']._serialized_end=1524
+  _globals['_LISTTABLESRESPONSE']._serialized_start=1526
+  _globals['_LISTTABLESRESPONSE']._serialized_end=1584
+  _globals['_GETTABLEREQUEST']._serialized_start=1586
+  _globals['_GETTABLEREQUEST']._serialized_end=1621
+  _globals['_GETTABLERESPONSE']._serialized_start=1623
+  _globals['_GETTABLERESPONSE']._serialized_end=1678
+  _globals['_JOINTABLEREQUEST']._serialized_start=1680
+  _globals['_JOINTABLEREQUEST']._serialized_end=1763
+  _globals['_JOINTABLERESPONSE']._serialized_start=1765
+  _globals['_JOINTABLERESPONSE']._serialized_end=1835
+  _globals['_LEAVETABLEREQUEST']._serialized_start=1837
+  _globals['_LEAVETABLEREQUEST']._serialized_end=1874
+  _globals['_LEAVETABLERESPONSE']._serialized_start=1876
+  _globals['_LEAVETABLERESPONSE']._serialized_end=1933
+  _globals['_SETREADYREQUEST']._serialized_start=1935
+  _globals['_SETREADYREQUEST']._serialized_end=1985
+  _globals['_SETREADYRESPONSE']._serialized_start=1987
+  _globals['_SETREADYRESPONSE']._serialized_end=2042
+  _globals['_ADDBOTREQUEST']._serialized_start=2044
+  _globals['_ADDBOTREQUEST']._serialized_end=2120
+  _globals['_ADDBOTRESPONSE']._serialized_start=2122
+  _globals['_ADDBOTRESPONSE']._serialized_end=2175
+  _globals['_QUICKMATCHREQUEST']._serialized_start=2177
+  _globals['_QUICKMATCHREQUEST']._serialized_end=2225
+  _globals['_QUICKMATCHRESPONSE']._serialized_start=2227
+  _globals['_QUICKMATCHRESPONSE']._serialized_end=2329
+  _globals['_SENDCHATREQUEST']._serialized_start=2331
+  _globals['_SENDCHATREQUEST']._serialized_end=2380
+  _globals['_SENDCHATRESPONSE']._serialized_start=2382
+  _globals['_SENDCHATRESPONSE']._serialized_end=2400
+  _globals['_WATCHTABLEREQUEST']._serialized_start=2402
+  _globals['_WATCHTABLEREQUEST']._serialized_end=2439
+  _globals['_WATCHTABLERESPONSE']._serialized_start=2441
+  _globals['_WATCHTABLERESPONSE']._serialized_end=2547
+  _globals['_LOBBYSERVICE']._serialized_start=2679
+  _globals['_LOBBYSERVICE']._serialized_end=3645
 # @@protoc_insertion_point(module_scope)

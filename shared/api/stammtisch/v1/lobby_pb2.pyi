@@ -6,6 +6,7 @@ isort:skip_file
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -91,6 +92,193 @@ class LoginResponse(_message.Message):
 Global___LoginResponse: _TypeAlias = LoginResponse  # noqa: Y015
 
 @_typing.final
+class ListGamesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListGamesRequest: _TypeAlias = ListGamesRequest  # noqa: Y015
+
+@_typing.final
+class ListGamesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameInfo]:
+        """In the order of their names."""
+
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[Global___GameInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListGamesResponse: _TypeAlias = ListGamesResponse  # noqa: Y015
+
+@_typing.final
+class GameInfo(_message.Message):
+    """One game of the catalogue."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class SchemasJsonEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    MIN_SEATS_FIELD_NUMBER: _builtins.int
+    MAX_SEATS_FIELD_NUMBER: _builtins.int
+    DEFAULT_SEATS_FIELD_NUMBER: _builtins.int
+    SIMULTANEOUS_FIELD_NUMBER: _builtins.int
+    SERVICE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    DUPLICATE_DEALS_FIELD_NUMBER: _builtins.int
+    BOT_LEVELS_FIELD_NUMBER: _builtins.int
+    LEAVE_AND_CHAT_FIELD_NUMBER: _builtins.int
+    SCHEMAS_JSON_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The name every request uses ("willi-stich")."""
+    title: _builtins.str
+    """The name players read ("Willi Stich")."""
+    min_seats: _builtins.int
+    max_seats: _builtins.int
+    default_seats: _builtins.int
+    """Seats a client offers when the player names none."""
+    simultaneous: _builtins.bool
+    """Every seat may act at any time (no turn order)."""
+    service: _builtins.str
+    """The gRPC service that plays its tables: "stammtisch.v1.EngineService" or
+    "stammtisch.v1.ArbiterService".
+    """
+    duplicate_deals: _builtins.bool
+    """Tournaments may give every table of a round the same deals."""
+    leave_and_chat: _builtins.bool
+    """The rules have their own `leave` and `chat` actions (LeaveTable during a
+    game leaves it by rule; table talk in a game is an action).
+    """
+    @_builtins.property
+    def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameOption]:
+        """The options a table of this game takes in TableOptions.game_options."""
+
+    @_builtins.property
+    def bot_levels(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The levels AddBot takes (the default, "heuristic", among them)."""
+
+    @_builtins.property
+    def schemas_json(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The game's JSON Schemas by kind: "view" (view_json), "events"
+        (Event.data_json) and, where the game has one, "actions" (an Action's type
+        and fields as one object). Each value is the schema as JSON text.
+        """
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        title: _builtins.str = ...,
+        min_seats: _builtins.int = ...,
+        max_seats: _builtins.int = ...,
+        default_seats: _builtins.int = ...,
+        simultaneous: _builtins.bool = ...,
+        service: _builtins.str = ...,
+        options: _abc.Iterable[Global___GameOption] | None = ...,
+        duplicate_deals: _builtins.bool = ...,
+        bot_levels: _abc.Iterable[_builtins.str] | None = ...,
+        leave_and_chat: _builtins.bool = ...,
+        schemas_json: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "default_seats", b"default_seats", "duplicate_deals", b"duplicate_deals", "leave_and_chat", b"leave_and_chat", "max_seats", b"max_seats", "min_seats", b"min_seats", "name", b"name", "options", b"options", "schemas_json", b"schemas_json", "service", b"service", "simultaneous", b"simultaneous", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameInfo: _TypeAlias = GameInfo  # noqa: Y015
+
+@_typing.final
+class GameOption(_message.Message):
+    """One option of a game."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DOC_FIELD_NUMBER: _builtins.int
+    DEFAULT_VALUE_FIELD_NUMBER: _builtins.int
+    TYPES_FIELD_NUMBER: _builtins.int
+    MINIMUM_FIELD_NUMBER: _builtins.int
+    MAXIMUM_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    doc: _builtins.str
+    """What it does, in a sentence."""
+    minimum: _builtins.float
+    """Inclusive bounds of a numeric option (unset: unbounded on that side)."""
+    maximum: _builtins.float
+    @_builtins.property
+    def default_value(self) -> _struct_pb2.Value:
+        """The value a table takes when the option is not named."""
+
+    @_builtins.property
+    def types(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The JSON types a value may have: "integer", "number", "string", "boolean";
+        empty: any.
+        """
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        doc: _builtins.str = ...,
+        default_value: _struct_pb2.Value | None = ...,
+        types: _abc.Iterable[_builtins.str] | None = ...,
+        minimum: _builtins.float | None = ...,
+        maximum: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_maximum", b"_maximum", "_minimum", b"_minimum", "default_value", b"default_value", "maximum", b"maximum", "minimum", b"minimum"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_maximum", b"_maximum", "_minimum", b"_minimum", "default_value", b"default_value", "doc", b"doc", "maximum", b"maximum", "minimum", b"minimum", "name", b"name", "types", b"types"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__maximum: _TypeAlias = _typing.Literal["maximum"]  # noqa: Y015
+    _WhichOneofArgType__maximum: _TypeAlias = _typing.Literal["_maximum", b"_maximum"]  # noqa: Y015
+    _WhichOneofReturnType__minimum: _TypeAlias = _typing.Literal["minimum"]  # noqa: Y015
+    _WhichOneofArgType__minimum: _TypeAlias = _typing.Literal["_minimum", b"_minimum"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__maximum) -> _WhichOneofReturnType__maximum | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__minimum) -> _WhichOneofReturnType__minimum | None: ...
+
+Global___GameOption: _TypeAlias = GameOption  # noqa: Y015
+
+@_typing.final
 class Seat(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -138,7 +326,8 @@ class Table(_message.Message):
     WAITING_FIELD_NUMBER: _builtins.int
     PLAY_PORT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    game: _common_pb2.Game.ValueType
+    game: _builtins.str
+    """The game's name (GameInfo.name)."""
     status: Global___TableStatus.ValueType
     games_played: _builtins.int
     """Games played at this table so far (the running one included)."""
@@ -163,7 +352,7 @@ class Table(_message.Message):
         self,
         *,
         table_id: _builtins.str = ...,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         options: _common_pb2.TableOptions | None = ...,
         seats: _abc.Iterable[Global___Seat] | None = ...,
         status: Global___TableStatus.ValueType = ...,
@@ -189,7 +378,8 @@ class CreateTableRequest(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     JOIN_FIELD_NUMBER: _builtins.int
-    game: _common_pb2.Game.ValueType
+    game: _builtins.str
+    """A game's name (GameInfo.name); another is INVALID_ARGUMENT naming the known games."""
     seats: _builtins.int
     join: _builtins.bool
     """Take seat 0 at once."""
@@ -198,7 +388,7 @@ class CreateTableRequest(_message.Message):
     def __init__(
         self,
         *,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         seats: _builtins.int = ...,
         options: _common_pb2.TableOptions | None = ...,
         join: _builtins.bool = ...,
@@ -238,14 +428,14 @@ class ListTablesRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     OPEN_ONLY_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
-    game: _common_pb2.Game.ValueType
-    """GAME_UNSPECIFIED lists every game."""
+    game: _builtins.str
+    """A game's name; "" lists every game."""
     open_only: _builtins.bool
     limit: _builtins.int
     def __init__(
         self,
         *,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         open_only: _builtins.bool = ...,
         limit: _builtins.int = ...,
     ) -> None: ...
@@ -503,12 +693,13 @@ class QuickMatchRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
-    game: _common_pb2.Game.ValueType
+    game: _builtins.str
+    """A game's name (GameInfo.name)."""
     seats: _builtins.int
     def __init__(
         self,
         *,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         seats: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015

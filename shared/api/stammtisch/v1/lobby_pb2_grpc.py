@@ -26,8 +26,9 @@ if _version_not_supported:
 
 
 class LobbyServiceStub:
-    """Players, tables and seats. Every RPC but Login needs the metadata
-    `authorization: Bearer <token>`; the server decides who the caller is.
+    """Games, players, tables and seats. Every RPC but Login and ListGames needs
+    the metadata `authorization: Bearer <token>`; the server decides who the
+    caller is.
     """
 
     def __init__(self, channel):
@@ -40,6 +41,11 @@ class LobbyServiceStub:
                 '/stammtisch.v1.LobbyService/Login',
                 request_serializer=stammtisch_dot_v1_dot_lobby__pb2.LoginRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.LoginResponse.FromString,
+                _registered_method=True)
+        self.ListGames = channel.unary_unary(
+                '/stammtisch.v1.LobbyService/ListGames',
+                request_serializer=stammtisch_dot_v1_dot_lobby__pb2.ListGamesRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_lobby__pb2.ListGamesResponse.FromString,
                 _registered_method=True)
         self.CreateTable = channel.unary_unary(
                 '/stammtisch.v1.LobbyService/CreateTable',
@@ -94,12 +100,22 @@ class LobbyServiceStub:
 
 
 class LobbyServiceServicer:
-    """Players, tables and seats. Every RPC but Login needs the metadata
-    `authorization: Bearer <token>`; the server decides who the caller is.
+    """Games, players, tables and seats. Every RPC but Login and ListGames needs
+    the metadata `authorization: Bearer <token>`; the server decides who the
+    caller is.
     """
 
     def Login(self, request, context):
         """A guest login: a display name gives a signed token with an expiry.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListGames(self, request, context):
+        """Every game this server hosts, from its catalogue: what a client needs to
+        offer a game, create its tables and check its actions. Public (no token):
+        a client may show the games before anyone logs in.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -179,6 +195,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     request_deserializer=stammtisch_dot_v1_dot_lobby__pb2.LoginRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_lobby__pb2.LoginResponse.SerializeToString,
             ),
+            'ListGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListGames,
+                    request_deserializer=stammtisch_dot_v1_dot_lobby__pb2.ListGamesRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_lobby__pb2.ListGamesResponse.SerializeToString,
+            ),
             'CreateTable': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateTable,
                     request_deserializer=stammtisch_dot_v1_dot_lobby__pb2.CreateTableRequest.FromString,
@@ -238,8 +259,9 @@ def add_LobbyServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class LobbyService:
-    """Players, tables and seats. Every RPC but Login needs the metadata
-    `authorization: Bearer <token>`; the server decides who the caller is.
+    """Games, players, tables and seats. Every RPC but Login and ListGames needs
+    the metadata `authorization: Bearer <token>`; the server decides who the
+    caller is.
     """
 
     @staticmethod
@@ -259,6 +281,33 @@ class LobbyService:
             '/stammtisch.v1.LobbyService/Login',
             stammtisch_dot_v1_dot_lobby__pb2.LoginRequest.SerializeToString,
             stammtisch_dot_v1_dot_lobby__pb2.LoginResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.LobbyService/ListGames',
+            stammtisch_dot_v1_dot_lobby__pb2.ListGamesRequest.SerializeToString,
+            stammtisch_dot_v1_dot_lobby__pb2.ListGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,8 +27,9 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class LobbyServiceStub:
-    """Players, tables and seats. Every RPC but Login needs the metadata
-    `authorization: Bearer <token>`; the server decides who the caller is.
+    """Games, players, tables and seats. Every RPC but Login and ListGames needs
+    the metadata `authorization: Bearer <token>`; the server decides who the
+    caller is.
     """
 
     @_typing.overload
@@ -37,6 +38,11 @@ class LobbyServiceStub:
     def __new__(cls, channel: _aio.Channel) -> LobbyServiceAsyncStub: ...
     Login: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.LoginRequest, _lobby_pb2.LoginResponse]
     """A guest login: a display name gives a signed token with an expiry."""
+    ListGames: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListGamesRequest, _lobby_pb2.ListGamesResponse]
+    """Every game this server hosts, from its catalogue: what a client needs to
+    offer a game, create its tables and check its actions. Public (no token):
+    a client may show the games before anyone logs in.
+    """
     CreateTable: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.CreateTableRequest, _lobby_pb2.CreateTableResponse]
     ListTables: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListTablesRequest, _lobby_pb2.ListTablesResponse]
     GetTable: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.GetTableRequest, _lobby_pb2.GetTableResponse]
@@ -57,13 +63,19 @@ class LobbyServiceStub:
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
-    """Players, tables and seats. Every RPC but Login needs the metadata
-    `authorization: Bearer <token>`; the server decides who the caller is.
+    """Games, players, tables and seats. Every RPC but Login and ListGames needs
+    the metadata `authorization: Bearer <token>`; the server decides who the
+    caller is.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Login: _aio.UnaryUnaryMultiCallable[_lobby_pb2.LoginRequest, _lobby_pb2.LoginResponse]  # type: ignore[assignment]
     """A guest login: a display name gives a signed token with an expiry."""
+    ListGames: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListGamesRequest, _lobby_pb2.ListGamesResponse]  # type: ignore[assignment]
+    """Every game this server hosts, from its catalogue: what a client needs to
+    offer a game, create its tables and check its actions. Public (no token):
+    a client may show the games before anyone logs in.
+    """
     CreateTable: _aio.UnaryUnaryMultiCallable[_lobby_pb2.CreateTableRequest, _lobby_pb2.CreateTableResponse]  # type: ignore[assignment]
     ListTables: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListTablesRequest, _lobby_pb2.ListTablesResponse]  # type: ignore[assignment]
     GetTable: _aio.UnaryUnaryMultiCallable[_lobby_pb2.GetTableRequest, _lobby_pb2.GetTableResponse]  # type: ignore[assignment]
@@ -83,8 +95,9 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """Seating, readiness, chat and game start/finish of one table, live."""
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Players, tables and seats. Every RPC but Login needs the metadata
-    `authorization: Bearer <token>`; the server decides who the caller is.
+    """Games, players, tables and seats. Every RPC but Login and ListGames needs
+    the metadata `authorization: Bearer <token>`; the server decides who the
+    caller is.
     """
 
     @_abc_1.abstractmethod
@@ -94,6 +107,17 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.LoginResponse, _abc.Awaitable[_lobby_pb2.LoginResponse]]:
         """A guest login: a display name gives a signed token with an expiry."""
+
+    @_abc_1.abstractmethod
+    def ListGames(
+        self,
+        request: _lobby_pb2.ListGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.ListGamesResponse, _abc.Awaitable[_lobby_pb2.ListGamesResponse]]:
+        """Every game this server hosts, from its catalogue: what a client needs to
+        offer a game, create its tables and check its actions. Public (no token):
+        a client may show the games before anyone logs in.
+        """
 
     @_abc_1.abstractmethod
     def CreateTable(

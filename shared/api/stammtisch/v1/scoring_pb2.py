@@ -23,32 +23,31 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
-from shared.api.stammtisch.v1 import common_pb2 as stammtisch_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bstammtisch/v1/scoring.proto\x12\rstammtisch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1astammtisch/v1/common.proto\"\xbc\x01\n\nGameResult\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x13\n\x0bgame_number\x18\x02 \x01(\x05\x12!\n\x04game\x18\x03 \x01(\x0e\x32\x13.stammtisch.v1.Game\x12\x12\n\nplayer_ids\x18\x04 \x03(\t\x12\x0e\n\x06scores\x18\x05 \x03(\x03\x12\x0f\n\x07winners\x18\x06 \x03(\x05\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"*\n\x16GetTableResultsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"E\n\x17GetTableResultsResponse\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.stammtisch.v1.GameResult\"\x9e\x01\n\x10LeaderboardEntry\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x01(\x05\x12\x0c\n\x04wins\x18\x04 \x01(\x05\x12\x0e\n\x06rating\x18\x05 \x01(\x01\x12!\n\x04game\x18\x06 \x01(\x0e\x32\x13.stammtisch.v1.Game\x12\n\n\x02mu\x18\x07 \x01(\x01\x12\r\n\x05sigma\x18\x08 \x01(\x01\"I\n\x15GetLeaderboardRequest\x12!\n\x04game\x18\x01 \x01(\x0e\x32\x13.stammtisch.v1.Game\x12\r\n\x05limit\x18\x02 \x01(\x05\"J\n\x16GetLeaderboardResponse\x12\x30\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1f.stammtisch.v1.LeaderboardEntry\"*\n\x15GetPlayerStatsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"K\n\x16GetPlayerStatsResponse\x12\x31\n\x08per_game\x18\x01 \x03(\x0b\x32\x1f.stammtisch.v1.LeaderboardEntry2\xb0\x02\n\x0eScoringService\x12`\n\x0fGetTableResults\x12%.stammtisch.v1.GetTableResultsRequest\x1a&.stammtisch.v1.GetTableResultsResponse\x12]\n\x0eGetLeaderboard\x12$.stammtisch.v1.GetLeaderboardRequest\x1a%.stammtisch.v1.GetLeaderboardResponse\x12]\n\x0eGetPlayerStats\x12$.stammtisch.v1.GetPlayerStatsRequest\x1a%.stammtisch.v1.GetPlayerStatsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bstammtisch/v1/scoring.proto\x12\rstammtisch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x01\n\nGameResult\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x13\n\x0bgame_number\x18\x02 \x01(\x05\x12\x0c\n\x04game\x18\x03 \x01(\t\x12\x12\n\nplayer_ids\x18\x04 \x03(\t\x12\x0e\n\x06scores\x18\x05 \x03(\x03\x12\x0f\n\x07winners\x18\x06 \x03(\x05\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"*\n\x16GetTableResultsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"E\n\x17GetTableResultsResponse\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.stammtisch.v1.GameResult\"\x89\x01\n\x10LeaderboardEntry\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x01(\x05\x12\x0c\n\x04wins\x18\x04 \x01(\x05\x12\x0e\n\x06rating\x18\x05 \x01(\x01\x12\x0c\n\x04game\x18\x06 \x01(\t\x12\n\n\x02mu\x18\x07 \x01(\x01\x12\r\n\x05sigma\x18\x08 \x01(\x01\"4\n\x15GetLeaderboardRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\"J\n\x16GetLeaderboardResponse\x12\x30\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1f.stammtisch.v1.LeaderboardEntry\"*\n\x15GetPlayerStatsRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"K\n\x16GetPlayerStatsResponse\x12\x31\n\x08per_game\x18\x01 \x03(\x0b\x32\x1f.stammtisch.v1.LeaderboardEntry2\xb0\x02\n\x0eScoringService\x12`\n\x0fGetTableResults\x12%.stammtisch.v1.GetTableResultsRequest\x1a&.stammtisch.v1.GetTableResultsResponse\x12]\n\x0eGetLeaderboard\x12$.stammtisch.v1.GetLeaderboardRequest\x1a%.stammtisch.v1.GetLeaderboardResponse\x12]\n\x0eGetPlayerStats\x12$.stammtisch.v1.GetPlayerStatsRequest\x1a%.stammtisch.v1.GetPlayerStatsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'stammtisch.v1.scoring_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GAMERESULT']._serialized_start=108
-  _globals['_GAMERESULT']._serialized_end=296
-  _globals['_GETTABLERESULTSREQUEST']._serialized_start=298
-  _globals['_GETTABLERESULTSREQUEST']._serialized_end=340
-  _globals['_GETTABLERESULTSRESPONSE']._serialized_start=342
-  _globals['_GETTABLERESULTSRESPONSE']._serialized_end=411
-  _globals['_LEADERBOARDENTRY']._serialized_start=414
-  _globals['_LEADERBOARDENTRY']._serialized_end=572
-  _globals['_GETLEADERBOARDREQUEST']._serialized_start=574
-  _globals['_GETLEADERBOARDREQUEST']._serialized_end=647
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=649
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=723
-  _globals['_GETPLAYERSTATSREQUEST']._serialized_start=725
-  _globals['_GETPLAYERSTATSREQUEST']._serialized_end=767
-  _globals['_GETPLAYERSTATSRESPONSE']._serialized_start=769
-  _globals['_GETPLAYERSTATSRESPONSE']._serialized_end=844
-  _globals['_SCORINGSERVICE']._serialized_start=847
-  _globals['_SCORINGSERVICE']._serialized_end=1151
+  _globals['_GAMERESULT']._serialized_start=80
+  _globals['_GAMERESULT']._serialized_end=247
+  _globals['_GETTABLERESULTSREQUEST']._serialized_start=249
+  _globals['_GETTABLERESULTSREQUEST']._serialized_end=291
+  _globals['_GETTABLERESULTSRESPONSE']._serialized_start=293
+  _globals['_GETTABLERESULTSRESPONSE']._serialized_end=362
+  _globals['_LEADERBOARDENTRY']._serialized_start=365
+  _globals['_LEADERBOARDENTRY']._serialized_end=502
+  _globals['_GETLEADERBOARDREQUEST']._serialized_start=504
+  _globals['_GETLEADERBOARDREQUEST']._serialized_end=556
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=558
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=632
+  _globals['_GETPLAYERSTATSREQUEST']._serialized_start=634
+  _globals['_GETPLAYERSTATSREQUEST']._serialized_end=676
+  _globals['_GETPLAYERSTATSRESPONSE']._serialized_start=678
+  _globals['_GETPLAYERSTATSRESPONSE']._serialized_end=753
+  _globals['_SCORINGSERVICE']._serialized_start=756
+  _globals['_SCORINGSERVICE']._serialized_end=1060
 # @@protoc_insertion_point(module_scope)

@@ -8,7 +8,6 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
-from shared.api.stammtisch.v1 import common_pb2 as _common_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -33,7 +32,8 @@ class GameResult(_message.Message):
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_number: _builtins.int
-    game: _common_pb2.Game.ValueType
+    game: _builtins.str
+    """The game's name (LobbyService.ListGames)."""
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Player id per seat as the table had it at the end (empty for a bot seat
@@ -52,7 +52,7 @@ class GameResult(_message.Message):
         *,
         table_id: _builtins.str = ...,
         game_number: _builtins.int = ...,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         player_ids: _abc.Iterable[_builtins.str] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
@@ -126,8 +126,8 @@ class LeaderboardEntry(_message.Message):
     """The conservative rating mu - 3 * sigma, what leaderboards sort by and
     tournaments seed by (was an Elo rating before openskill).
     """
-    game: _common_pb2.Game.ValueType
-    """The game this entry is about."""
+    game: _builtins.str
+    """The game this entry is about (its name)."""
     mu: _builtins.float
     """The Weng-Lin skill estimate (default 25) ..."""
     sigma: _builtins.float
@@ -140,7 +140,7 @@ class LeaderboardEntry(_message.Message):
         games: _builtins.int = ...,
         wins: _builtins.int = ...,
         rating: _builtins.float = ...,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         mu: _builtins.float = ...,
         sigma: _builtins.float = ...,
     ) -> None: ...
@@ -158,13 +158,14 @@ class GetLeaderboardRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
-    game: _common_pb2.Game.ValueType
+    game: _builtins.str
+    """A game's name (LobbyService.ListGames)."""
     limit: _builtins.int
     """How many entries at most: 1..100; 0 means 10."""
     def __init__(
         self,
         *,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015

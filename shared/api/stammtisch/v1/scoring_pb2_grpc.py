@@ -90,7 +90,7 @@ class ScoringServiceServicer:
 
     def GetLeaderboard(self, request, context):
         """The best players of one game, by conservative rating, then wins.
-        INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+        INVALID_ARGUMENT: game empty or unknown (the message names the known games), limit outside 0..100.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

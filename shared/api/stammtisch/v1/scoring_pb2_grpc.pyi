@@ -53,7 +53,7 @@ class ScoringServiceStub:
     """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]
     """The best players of one game, by conservative rating, then wins.
-    INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+    INVALID_ARGUMENT: game empty or unknown (the message names the known games), limit outside 0..100.
     """
     GetPlayerStats: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]
     """A player's standing in every game it has finished; empty for a player
@@ -85,7 +85,7 @@ class ScoringServiceAsyncStub(ScoringServiceStub):
     """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetLeaderboardRequest, _scoring_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """The best players of one game, by conservative rating, then wins.
-    INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+    INVALID_ARGUMENT: game empty or unknown (the message names the known games), limit outside 0..100.
     """
     GetPlayerStats: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetPlayerStatsRequest, _scoring_pb2.GetPlayerStatsResponse]  # type: ignore[assignment]
     """A player's standing in every game it has finished; empty for a player
@@ -126,7 +126,7 @@ class ScoringServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.GetLeaderboardResponse, _abc.Awaitable[_scoring_pb2.GetLeaderboardResponse]]:
         """The best players of one game, by conservative rating, then wins.
-        INVALID_ARGUMENT: game unspecified or unknown, limit outside 0..100.
+        INVALID_ARGUMENT: game empty or unknown (the message names the known games), limit outside 0..100.
         """
 
     @_abc_1.abstractmethod

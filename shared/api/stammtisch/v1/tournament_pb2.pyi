@@ -135,7 +135,8 @@ class TournamentSettings(_message.Message):
     NO_SHOW_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1 to 48 printable characters."""
-    game: _common_pb2.Game.ValueType
+    game: _builtins.str
+    """A game's name (LobbyService.ListGames)."""
     format: Global___TournamentFormat.ValueType
     capacity: _builtins.int
     """Most players registered at once (2 to 10000)."""
@@ -165,7 +166,9 @@ class TournamentSettings(_message.Message):
     no_show: Global___NoShow.ValueType
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
-        """Options of every table (e.g. Willi Stich `start_round` for short games)."""
+        """Options of every table (e.g. game_options {"start_round": 17} for short
+        Willi Stich games).
+        """
 
     @_builtins.property
     def start_at(self) -> _timestamp_pb2.Timestamp:
@@ -175,7 +178,7 @@ class TournamentSettings(_message.Message):
         self,
         *,
         name: _builtins.str = ...,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         format: Global___TournamentFormat.ValueType = ...,
         options: _common_pb2.TableOptions | None = ...,
         capacity: _builtins.int = ...,
@@ -555,14 +558,14 @@ class ListTournamentsRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
-    game: _common_pb2.Game.ValueType
-    """Unset: every game."""
+    game: _builtins.str
+    """A game's name; "": every game."""
     limit: _builtins.int
     """0: default 50, at most 200."""
     def __init__(
         self,
         *,
-        game: _common_pb2.Game.ValueType = ...,
+        game: _builtins.str = ...,
         limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
