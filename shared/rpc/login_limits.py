@@ -1,6 +1,7 @@
-"""Calls without a token (the logins) are rate-limited per peer address, per server process.
+"""Calls without a token (the logins, and ListGames) are rate-limited per peer address, per
+server process.
 
-The per-player limiter cannot see Login, LoginDevice, RefreshToken and Logout (no token), and
+The per-player limiter cannot see Login, LoginDevice, RefreshToken, Logout and ListGames (no token), and
 LoginDevice runs scrypt, so an anonymous caller could otherwise keep a server's cores busy. Each
 address gets a bounded token bucket of ``per_minute`` calls, refilled at ``per_minute`` a minute;
 behind a proxy that hides clients' addresses raise STAMMTISCH_LOGINS_PER_MINUTE. It runs inside

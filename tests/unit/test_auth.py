@@ -227,6 +227,7 @@ def test_the_login_limit_covers_exactly_the_token_less_stammtisch_calls_and_they
                for service in [pool.FindServiceByName(prefix.split("/")[1])]
                for method in service.methods if f"/{service.full_name}/{method.name}".startswith(prefix)]
     assert {f"{name}/{method.name}" for name, method in limited} == {
-        "stammtisch.v1.LobbyService/Login", "stammtisch.v1.AccountService/LoginDevice",
+        "stammtisch.v1.LobbyService/Login", "stammtisch.v1.LobbyService/ListGames",
+        "stammtisch.v1.AccountService/LoginDevice",
         "stammtisch.v1.AccountService/RefreshToken", "stammtisch.v1.AccountService/Logout"}
     assert not any(method.client_streaming or method.server_streaming for _, method in limited)

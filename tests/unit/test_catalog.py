@@ -1,4 +1,4 @@
-"""The game catalogue agrees with the proto, the engines and the services that read it."""
+"""The game catalogue agrees with the engines and the services that read it."""
 
 from __future__ import annotations
 
@@ -8,23 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from services.lobby.catalog import ENGINE_OPTIONS, carried_over
-from shared.api.stammtisch.v1 import common_pb2
+from services.lobby.catalog import carried_over
 from shared.games.base import Game
 from shared.games.catalog import CATALOGUE, played_by
 from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.registry import bot_levels, engine_class
-from shared.rpc.games import GAME_ENUMS, GAME_NAMES, name_of
 
 GAMES = sorted(CATALOGUE)
 CORE = Path(__file__).resolve().parents[2] / "shared" / "games"
-
-
-def test_every_proto_game_is_in_the_catalogue_and_back() -> None:
-    proto = {value for value in common_pb2.Game.values() if value != common_pb2.GAME_UNSPECIFIED}
-    assert set(GAME_NAMES) == proto and set(GAME_ENUMS) == set(CATALOGUE)
-    assert all(GAME_NAMES[GAME_ENUMS[name]] == name for name in CATALOGUE)
-    assert name_of(common_pb2.GAME_UNSPECIFIED) is None and name_of(99) is None
 
 
 def test_the_core_imports_neither_grpc_nor_protobuf() -> None:
@@ -51,11 +42,6 @@ def test_the_listed_options_are_exactly_what_the_engine_accepts(name: str) -> No
         cls.new(game.default_seats, {"no_such_option": 1}, 3)
     assert set(game.carried_over) <= {option.name for option in game.options}
     assert bot_levels(name)
-
-
-def test_every_table_option_field_but_the_clock_is_an_option_of_some_game() -> None:
-    fields = {field.name for field in common_pb2.TableOptions.DESCRIPTOR.fields}
-    assert set(ENGINE_OPTIONS) == fields - {"turn_seconds"}
 
 
 @pytest.mark.parametrize("name", GAMES)

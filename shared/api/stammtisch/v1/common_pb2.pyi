@@ -29,7 +29,7 @@ class Action(_message.Message):
     "lay", "attach", ...); `fields_json` holds the action's other fields as one
     JSON object ({"card": "R5"}; "" = no fields), checked by the game's engine.
     The acting seat is never sent: the server derives it from the caller's token.
-    fields_json that is not a JSON object, or longer than 4,096 bytes, is
+    fields_json that is not a JSON object, or longer than 4,096 characters, is
     INVALID_ARGUMENT; fields the action does not take are refused by the rules
     (INVALID_ACTION).
     """
