@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 
-from shared.api.stammtisch.v1 import tournament_pb2
+from shared.api.stammtisch.v1 import common_pb2, tournament_pb2
 from shared.games.registry import bot_levels
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import StammtischClient
@@ -29,12 +29,14 @@ SeatPlayer = Callable[[StammtischClient, str], Awaitable[Any]]
 async def create_tournament(client: StammtischClient, name: str, game: str, fmt: str, *,
                             capacity: int, rounds: int = 1, games_per_round: int = 1,
                             table_size: int = 4, options: Mapping[str, Any] | None = None,
-                            **settings: Any) -> tournament_pb2.Tournament:
+                            turn_seconds: int | None = None, **settings: Any) -> tournament_pb2.Tournament:
     """A new tournament of ``game`` (its catalogue name) organized by the client; ``options``
-    are the game's options of every table, ``settings`` TournamentSettings fields."""
+    are the game's options of every table, ``turn_seconds`` their clock (None: the server's),
+    ``settings`` TournamentSettings fields."""
     request = tournament_pb2.TournamentSettings(
         name=name, game=game, format=FORMATS[fmt], capacity=capacity, rounds=rounds,
-        games_per_round=games_per_round, table_size=table_size, **settings)
+        games_per_round=games_per_round, table_size=table_size,
+        options=common_pb2.TableOptions(turn_seconds=turn_seconds), **settings)
     request.options.game_options.update(options or {})
     reply = await client.tournaments.CreateTournament(
         tournament_pb2.CreateTournamentRequest(settings=request), metadata=client.auth)

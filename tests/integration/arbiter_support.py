@@ -25,8 +25,9 @@ from shared.games.waldi.cards import card_sets
 from shared.games.waldi.deal import PILE_SIZE
 from shared.games.waldi.engine import WieWaldi
 from shared.infra.runtime import Runtime
+from shared.rpc.actions import action_proto
 from shared.rpc.errors import rule_code_name, rule_violation_of
-from shared.sdk.client import Endpoints, StammtischClient, Update, action_to_proto
+from shared.sdk.client import Endpoints, StammtischClient, Update
 from shared.tables.announce import Announcer
 from shared.tables.clocks import deadline_policy
 from shared.tables.records import TableMeta
@@ -93,7 +94,7 @@ async def attempt(client: StammtischClient, table_id: str, action: Mapping[str, 
     """One Act over the raw API: the commit's seq, or the rules code of the refusal."""
     try:
         reply = await client.arbiter.Act(arbiter_pb2.ArbiterServiceActRequest(
-            table_id=table_id, action_id=uuid.uuid4().hex, action=action_to_proto(action),
+            table_id=table_id, action_id=uuid.uuid4().hex, action=action_proto(action),
             round=round_no), metadata=client.auth)
     except grpc.aio.AioRpcError as err:
         violation = rule_violation_of(err)

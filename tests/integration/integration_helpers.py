@@ -63,10 +63,12 @@ async def close_all(clients: Sequence[StammtischClient]) -> None:
     await asyncio.gather(*(client.close() for client in clients))
 
 
-async def seated_table(clients: Sequence[StammtischClient], game: str, **options: int) -> str:
-    """A new table of ``game`` (``options``: TableOptions fields) with client i at seat i,
+async def seated_table(clients: Sequence[StammtischClient], game: str, turn_seconds: int | None = None,
+                       **options: Any) -> str:
+    """A new table of ``game`` (``options``: the game's options) with client i at seat i,
     everyone ready: the game starts."""
-    table = await clients[0].create_table(game, len(clients), join=True, **options)
+    table = await clients[0].create_table(game, len(clients), join=True, options=options,
+                                          turn_seconds=turn_seconds)
     for seat, client in enumerate(clients[1:], 1):
         await client.join(table.table_id, seat=seat)
     for client in clients:
@@ -75,7 +77,7 @@ async def seated_table(clients: Sequence[StammtischClient], game: str, **options
 
 
 async def seated_players(places: Endpoints | Sequence[Endpoints], game: str, seats: int,
-                         **options: int) -> tuple[list[StammtischClient], str]:
+                         **options: Any) -> tuple[list[StammtischClient], str]:
     """Logged-in players p0, p1, ... in every seat of a new table of ``game``, its game running."""
     clients = await log_in(places, *(f"p{seat}" for seat in range(seats)))
     table_id = await seated_table(clients, game, **options)
@@ -96,9 +98,10 @@ async def play_one(clients: Sequence[StammtischClient], table_id: str, game: str
     raise AssertionError("nobody to act")
 
 
-async def bot_table(client: StammtischClient, game: str, seats: int, **options: int) -> str:
-    """A table of the client and server bots, started; returns its id."""
-    table = await client.create_table(game, seats, join=True, **options)
+async def bot_table(client: StammtischClient, game: str, seats: int, turn_seconds: int | None = None,
+                    **options: Any) -> str:
+    """A table of the client and server bots (``options``: the game's options), started."""
+    table = await client.create_table(game, seats, join=True, options=options, turn_seconds=turn_seconds)
     for _ in range(seats - 1):
         await client.add_bot(table.table_id)
     await client.ready(table.table_id)

@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 import grpc
 from prometheus_client import REGISTRY
 
-from shared.api.stammtisch.v1 import common_pb2, scoring_pb2, scoring_pb2_grpc
+from shared.api.stammtisch.v1 import scoring_pb2, scoring_pb2_grpc
 from shared.config import Settings
 from shared.infra.runtime import open_runtime
 from shared.rpc.auth import TokenSigner
@@ -18,9 +18,8 @@ from shared.tables.announce import Announcer
 from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import TableStore
 
-WILLI, STICH = common_pb2.GAME_WILLI, common_pb2.GAME_WILLI_STICH
+WILLI, STICH = "willi", "willi-stich"
 Metadata: TypeAlias = tuple[tuple[str, str], ...]
-GameEnum: TypeAlias = common_pb2.Game.ValueType
 Stub: TypeAlias = scoring_pb2_grpc.ScoringServiceStub
 
 
@@ -72,7 +71,7 @@ async def table_results(stub: Stub, metadata: Metadata, table_id: str) -> list[s
     return list(reply.results)
 
 
-async def board(stub: Stub, metadata: Metadata, game: GameEnum = WILLI,
+async def board(stub: Stub, metadata: Metadata, game: str = WILLI,
                 limit: int = 100) -> list[scoring_pb2.LeaderboardEntry]:
     """A game's leaderboard."""
     reply = await stub.GetLeaderboard(scoring_pb2.GetLeaderboardRequest(game=game, limit=limit),

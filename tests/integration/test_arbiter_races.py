@@ -25,7 +25,8 @@ from shared.api.stammtisch.v1 import arbiter_pb2
 from shared.games.waldi.bots import HeuristicBot
 from shared.games.waldi.engine import WieWaldi
 from shared.infra.runtime import Runtime
-from shared.sdk.client import StammtischClient, action_to_proto
+from shared.rpc.actions import action_proto
+from shared.sdk.client import StammtischClient
 
 pytestmark = pytest.mark.integration
 
@@ -193,7 +194,7 @@ async def test_bad_requests_get_clear_statuses(stack: dict[str, str], arbiters: 
     stranger = (await players(stack, arbiters, 1))[0]
     try:
         table_id = await store_table(runtime, clients, rigged_game(RACE_TOPS))
-        draw = action_to_proto({"type": "draw", "pile": 0})
+        draw = action_proto({"type": "draw", "pile": 0})
         cases = [
             (stranger, {"table_id": table_id, "action": draw}, grpc.StatusCode.PERMISSION_DENIED),
             (clients[0], {"table_id": "x" * 65, "action": draw}, grpc.StatusCode.INVALID_ARGUMENT),

@@ -20,7 +20,7 @@ from integration_helpers import close_all, eventually, outbox_size, play_one, se
 from scoring_support import auth, finished, scoring, table_results
 
 from services.host.runner import Running, running_services
-from services.play.table_play import PlayService
+from services.play.servicer import PlayService
 from shared.config import SERVICE_NAMES, Settings
 from shared.infra.local import LocalServer, server_pair
 from shared.infra.runtime import open_runtime

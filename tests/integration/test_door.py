@@ -37,7 +37,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 Metadata = tuple[tuple[str, str], ...]
-STICH = lobby_pb2.QuickMatchRequest(game=3, seats=3)  # GAME_WILLI_STICH
+STICH = lobby_pb2.QuickMatchRequest(game="willi-stich", seats=3)
 
 
 def _bearer(token: str) -> Metadata:
@@ -108,8 +108,8 @@ async def test_odd_player_ids_in_signed_tokens_are_unauthenticated(
     metadata = _bearer(_forged(settings.token_secret, sub))
     async with _client(stack) as mallory:
         codes = [await _stream_code(mallory.lobby.QuickMatch(STICH, metadata=metadata)),
-                 await _code(mallory.lobby.CreateTable(lobby_pb2.CreateTableRequest(game=3, seats=3),
-                                                       metadata=metadata)),
+                 await _code(mallory.lobby.CreateTable(
+                     lobby_pb2.CreateTableRequest(game="willi-stich", seats=3), metadata=metadata)),
                  await _code(mallory.engine.GetView(engine_pb2.GetViewRequest(table_id="t1"),
                                                     metadata=metadata))]
     assert codes == [grpc.StatusCode.UNAUTHENTICATED] * 3

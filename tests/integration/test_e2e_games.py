@@ -21,6 +21,7 @@ from integration_helpers import close_all, seated_players, stored_log
 
 from services.host.runner import running_services
 from shared.config import Settings
+from shared.games.catalog import CATALOGUE
 from shared.games.registry import bot_levels
 from shared.infra.runtime import Runtime
 from shared.sdk.botplayer import play_seat
@@ -29,7 +30,11 @@ from shared.tables.records import CommitRecord
 
 pytestmark = pytest.mark.integration
 
-GAMES = [("willi", {}), ("willi-stich", {"start_round": 16}), ("willi-wacker", {"target": 40})]
+#: Options that keep a known game short; any other game of the catalogue plays its defaults.
+SHORT = {"willi-stich": {"start_round": 16}, "willi-wacker": {"target": 40},
+         "wie-waldi": {"round_seconds": 30}}
+#: Every installed game, from the catalogue: a new game is played here with no edit.
+GAMES = [(name, SHORT.get(name, {})) for name in sorted(CATALOGUE)]
 CARD = re.compile(r'"([A-Z][A-Z0-9]{1,12})"')
 
 
@@ -80,7 +85,8 @@ async def test_four_clients_play_a_whole_game_over_grpc(
         options: dict[str, int]) -> None:
     results = await runtime.js.pull_subscribe(f"{settings.key_prefix}.results.{game}.game",
                                               durable=f"e2e-{game}")
-    clients, table_id = await seated_players(Endpoints.of(stack), game, 4, turn_seconds=0, **options)
+    seats = min(4, CATALOGUE[game].max_seats)
+    clients, table_id = await seated_players(Endpoints.of(stack), game, seats, turn_seconds=0, **options)
     received: list[list[Update]] = [[] for _ in clients]
     try:
         watchers = [asyncio.create_task(_collect(c, table_id, received[i]))

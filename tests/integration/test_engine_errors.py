@@ -14,6 +14,7 @@ from shared.api.stammtisch.v1 import (
     engine_pb2,
 )
 from shared.config import Settings
+from shared.rpc.actions import action_proto
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.sdk.client import Endpoints, StammtischClient
 
@@ -47,27 +48,39 @@ async def test_engine_act_refuses_bad_input_with_clear_codes(stack: dict[str, st
 
     ids = iter(range(1000))
 
-    def act(table: str, action: common_pb2.Action, action_id: str | None = None) -> object:
+    def act(table: str, action: common_pb2.Action, action_id: str | None = None,
+            round_no: int | None = None) -> object:
         action_id = f"a{next(ids)}" if action_id is None else action_id
-        return engine.Act(engine_pb2.ActRequest(table_id=table, action_id=action_id, action=action),
-                          metadata=auth)
+        return engine.Act(engine_pb2.ActRequest(table_id=table, action_id=action_id, action=action,
+                                                round=round_no), metadata=auth)
 
     cases = [
-        (act("no-such-table", common_pb2.Action(type="pass")), Code.NOT_FOUND, None),
-        (act("", common_pb2.Action(type="pass")), Code.INVALID_ARGUMENT, None),
-        (act("bad id!", common_pb2.Action(type="pass")), Code.INVALID_ARGUMENT, None),
-        (act(willi, common_pb2.Action(type="pass"), action_id=""), Code.INVALID_ARGUMENT, None),
-        (act(willi, common_pb2.Action(type="pass"), action_id="x" * 65), Code.INVALID_ARGUMENT, None),
+        (act("no-such-table", action_proto({"type": "pass"})), Code.NOT_FOUND, None),
+        (act("", action_proto({"type": "pass"})), Code.INVALID_ARGUMENT, None),
+        (act("bad id!", action_proto({"type": "pass"})), Code.INVALID_ARGUMENT, None),
+        (act(willi, action_proto({"type": "pass"}), action_id=""), Code.INVALID_ARGUMENT, None),
+        (act(willi, action_proto({"type": "pass"}), action_id="x" * 65), Code.INVALID_ARGUMENT, None),
         (act(willi, common_pb2.Action()), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
-        (act(willi, common_pb2.Action(type="fly")), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
-        (act(willi, common_pb2.Action(type="discard")), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
-        (act(willi, common_pb2.Action(type="discard", card="R1", pile=2)), Code.INVALID_ARGUMENT,
+        (act(willi, action_proto({"type": "fly"})), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
+        (act(willi, action_proto({"type": "discard"})), Code.INVALID_ARGUMENT, "INVALID_ACTION"),
+        (act(willi, action_proto({"type": "discard", "card": "R1", "pile": 2})), Code.INVALID_ARGUMENT,
          "INVALID_ACTION"),
-        (act(willi, common_pb2.Action(type="discard", card="Q99")), Code.INVALID_ARGUMENT,
+        (act(willi, action_proto({"type": "discard", "card": "Q99"})), Code.INVALID_ARGUMENT,
          "INVALID_ACTION"),
-        (act(willi, common_pb2.Action(type="play", card="R1")), Code.FAILED_PRECONDITION, "WRONG_PHASE"),
-        (act(waldi, common_pb2.Action(type="draw", pile=0)), Code.FAILED_PRECONDITION, None),
-        (act(willi, common_pb2.Action(type="chat", text="x" * 100_000)), Code.RESOURCE_EXHAUSTED, None),
+        (act(willi, action_proto({"type": "play", "card": "R1"})), Code.FAILED_PRECONDITION, "WRONG_PHASE"),
+        (act(waldi, action_proto({"type": "draw", "pile": 0})), Code.FAILED_PRECONDITION, None),
+        (act(willi, action_proto({"type": "chat", "text": "x" * 100_000})), Code.RESOURCE_EXHAUSTED, None),
+        # fields_json that is no JSON object of fields: the request is malformed, no rules refusal.
+        (act(willi, common_pb2.Action(type="discard", fields_json="[\"R1\"]")), Code.INVALID_ARGUMENT, None),
+        (act(willi, common_pb2.Action(type="discard", fields_json="\"R1\"")), Code.INVALID_ARGUMENT, None),
+        (act(willi, common_pb2.Action(type="discard", fields_json="{card: R1}")), Code.INVALID_ARGUMENT,
+         None),
+        (act(willi, common_pb2.Action(type="discard", fields_json="{\"type\": \"play\"}")),
+         Code.INVALID_ARGUMENT, None),
+        (act(willi, action_proto({"type": "chat", "text": "x" * 5000})), Code.INVALID_ARGUMENT, None),
+        (act(waldi, action_proto({"type": "draw", "pile": 0}), round_no=0), Code.INVALID_ARGUMENT, None),
+        # The round guard is the shared servicer's: a turn-based table refuses a stale round too.
+        (act(willi, action_proto({"type": "pass"}), round_no=2), Code.ABORTED, "STALE"),
     ]
     try:
         for call, code, rule in cases:
@@ -118,14 +131,14 @@ async def test_a_refusal_quoting_a_long_value_arrives_as_the_refusal(stack: dict
     client, willi, waldi = await _tables(stack)
     arbiter = client.arbiter
     try:
-        for index, card in enumerate(("Q" * 5000, "ü" * 5000, "Z" * 20_000)):
+        for index, card in enumerate(("Q" * 4000, "ü" * 4000, "Z" * 4080)):
             calls = [
                 client.engine.Act(engine_pb2.ActRequest(
                     table_id=willi, action_id=f"long{index}",
-                    action=common_pb2.Action(type="discard", card=card)), metadata=client.auth),
+                    action=action_proto({"type": "discard", "card": card})), metadata=client.auth),
                 arbiter.Act(arbiter_pb2.ArbiterServiceActRequest(
                     table_id=waldi, action_id=f"long{index}",
-                    action=common_pb2.Action(type="place_head", card=card)), metadata=client.auth),
+                    action=action_proto({"type": "place_head", "card": card})), metadata=client.auth),
             ]
             for call in calls:
                 code, details, rule = await _status(call)

@@ -26,6 +26,7 @@ Replay or vary a run with STAMMTISCH_FUZZ_SEED and STAMMTISCH_FUZZ_REQUESTS.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
@@ -53,6 +54,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from integration_helpers import bot_table, close_all, log_in, logged_in, seated_table
 
 from shared.api.stammtisch.v1 import engine_pb2
+from shared.games.catalog import CATALOGUE
 from shared.games.registry import bot_levels
 from shared.sdk import tournament as tournament_sdk
 from shared.sdk.botplayer import play_seat
@@ -64,9 +66,8 @@ SEED = int(os.environ.get("STAMMTISCH_FUZZ_SEED") or 20261201)
 REQUESTS = int(os.environ.get("STAMMTISCH_FUZZ_REQUESTS") or 3000)
 SECRET = "fuzz-test-secret-" + "s" * 32
 #: Well-formed numbers by field name (odd ones come from the generator itself).
-NUMBERS = {"game": (1, 2, 3, 4), "seats": (3, 4), "seat": (0, 1, 2, 3), "limit": (0, 10, 100),
-           "after_seq": (0, 1, 5), "round": (1, 2), "first_dealer": (0, 1, 2), "start_round": (1, 18, 19),
-           "turn_seconds": (0, 5, 60), "target": (40, 100), "round_seconds": (30, 120)}
+NUMBERS = {"seats": (3, 4), "seat": (0, 1, 2, 3), "limit": (0, 10, 100),
+           "after_seq": (0, 1, 5), "round": (1, 2), "turn_seconds": (0, 5, 60)}
 CARD = re.compile(r'"([A-Z][A-Z0-9]{1,12})"')
 
 
@@ -112,8 +113,12 @@ async def _known(alice: StammtischClient, player_ids: list[str], tables: dict[st
     for name, table_id in tables.items():
         if name.startswith("alice-running"):
             cards |= set(CARD.findall(str((await alice.wait_for_game(table_id)).view)))
-    for field_name in ("card", "cards", "dog", "tray", "give", "take", "suit"):
-        known.add(field_name, *sorted(cards), "H7", "SA", "D10")
+    known.add("game", *CATALOGUE, "", "GAME_WILLI")
+    # Option names as map keys (TableOptions.game_options), the game's and others.
+    known.add("key", *{option.name for game in CATALOGUE.values() for option in game.options}, "nope")
+    card = sorted(cards)[0] if cards else "H7"
+    known.add("fields_json", "", "{}", json.dumps({"card": card}), json.dumps({"pile": 0}),
+              json.dumps({"cards": sorted(cards)[:3]}), "[1]", "null", "{\"type\": \"play\"}", "{")
     return known
 
 

@@ -6,17 +6,20 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import random
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 import nats
 import pytest
-from integration_helpers import eventually, logged_in
+from integration_helpers import bot_table, eventually, logged_in
 
 from shared.api.stammtisch.v1 import lobby_pb2
 from shared.config import Settings
+from shared.games.registry import bot_levels
 from shared.rpc.errors import rule_code_name, rule_violation_of
+from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient
 
 pytestmark = pytest.mark.integration
@@ -94,11 +97,11 @@ async def last_lifecycle(settings: Settings, table_id: str, change: str) -> dict
 async def test_seats_fill_up_and_the_game_runs_for_every_seat(stack: dict[str, str],
                                                             settings: Settings) -> None:
     async with logged_in(Endpoints.of(stack), "Anna", "Ben", "Cleo", "Dora") as (anna, ben, cleo, dora):
-        table = await anna.create_table(STICH, 3, start_round=3)
+        table = await anna.create_table(STICH, 3, options={"start_round": 3})
         table_id = table.table_id
         assert table.status == WAITING
         assert (table.seats[0].player_id, table.seats[0].name) == (anna.player_id, "Anna")
-        assert table.options.start_round == 3 and table.options.turn_seconds == 60
+        assert table.options.game_options["start_round"] == 3 and table.options.turn_seconds == 60
 
         listed = await ben.list_tables(STICH, open_only=True)
         assert [t.table_id for t in listed] == [table_id]
@@ -150,7 +153,8 @@ async def test_leaving_a_waiting_table_frees_the_seat_and_the_last_one_closes_it
 async def test_a_stich_series_leave_chat_newcomers_and_the_dealer_moving_on(
         stack: dict[str, str]) -> None:
     async with logged_in(Endpoints.of(stack), "Anna", "Ben", "Cleo", "Dora") as (anna, ben, cleo, dora):
-        table = await anna.create_table(STICH, 3, start_round=18, first_dealer=2, turn_seconds=0)
+        table = await anna.create_table(STICH, 3, options={"start_round": 18, "first_dealer": 2},
+                                       turn_seconds=0)
         table_id = table.table_id
         await ben.join(table_id)
         await anna.add_bot(table_id, "random")
@@ -243,15 +247,14 @@ async def test_a_bot_takes_over_a_willi_seat_and_its_player_reclaims_it(stack: d
 
 
 @pytest.mark.parametrize(("game", "seats", "options"), [
-    ("willi-wacker", 3, {"target": 50, "first_dealer": 1}),
+    ("willi-wacker", 3, {"target": 50, "first_dealer": 1, "max_rounds": 3}),
     ("wie-waldi", 2, {"round_seconds": 30}),
 ])
 async def test_every_game_gets_tables_with_its_options(stack: dict[str, str], game: str, seats: int,
                                                        options: dict[str, int]) -> None:
     async with logged_in(Endpoints.of(stack), "Anna") as (anna,):
-        table = await anna.create_table(game, seats, **options)
-        for name, value in options.items():
-            assert getattr(table.options, name) == value
+        table = await anna.create_table(game, seats, options=options)
+        assert dict(table.options.game_options.items()) == options
         for _ in range(seats - 1):
             table = await anna.add_bot(table.table_id)
         assert all(seat.bot for seat in table.seats[1:]) and table.status == WAITING
@@ -259,3 +262,12 @@ async def test_every_game_gets_tables_with_its_options(stack: dict[str, str], ga
         assert table.status == PLAYING
         update = await anna.view(table.table_id)  # from the engine, or the arbiter for Wie Waldi
         assert update.seat == 0 and update.view
+
+
+async def test_willi_wacker_s_max_rounds_set_through_the_api_ends_the_game(stack: dict[str, str]) -> None:
+    async with logged_in(Endpoints.of(stack), "Anna") as (anna,):
+        table_id = await bot_table(anna, "willi-wacker", 3, turn_seconds=0, max_rounds=1, target=10_000)
+        assert (await anna.get_table(table_id)).options.game_options["max_rounds"] == 1
+        final = await asyncio.wait_for(play_seat(anna, table_id, bot_levels("willi-wacker")["heuristic"](),
+                                                 random.Random(1)), 120)
+    assert final.view["over"] and final.view["round"] == 1

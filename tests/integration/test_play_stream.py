@@ -23,8 +23,9 @@ from shared.api.stammtisch.v1 import (
 )
 from shared.config import Settings
 from shared.games.registry import bot_levels
+from shared.rpc.actions import action_proto
 from shared.sdk.botplayer import play_seat
-from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, action_to_proto, updates_of
+from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, updates_of
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +60,7 @@ class RawPlay:
 
     async def send(self, action_id: str, action: dict[str, Any], table_id: str = "") -> None:
         await self.call.write(engine_pb2.PlayRequest(table_id=table_id, action_id=action_id,
-                                                     action=action_to_proto(action)))
+                                                     action=action_proto(action)))
 
     async def answer(self) -> Any:
         """The next answer, skipping updates."""
@@ -249,9 +250,9 @@ async def test_wie_waldi_plays_over_the_arbiters_stream_with_its_round_guard(
         await call.write(arbiter_pb2.ArbiterServicePlayRequest(table_id=table_id, after_seq=start.seq))
         action = bot_levels("wie-waldi")["heuristic"]().choose(start.view, random.Random(4))
         await call.write(arbiter_pb2.ArbiterServicePlayRequest(
-            action_id="late", action=action_to_proto(action), round=start.view["round"] + 1))
+            action_id="late", action=action_proto(action), round=start.view["round"] + 1))
         await call.write(arbiter_pb2.ArbiterServicePlayRequest(
-            action_id="now", action=action_to_proto(action), round=start.view["round"]))
+            action_id="now", action=action_proto(action), round=start.view["round"]))
         answers: dict[str, Any] = {}
         updates: list[int] = []
         while len(answers) < 2 or not updates:

@@ -9,24 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 from collections.abc import Mapping
 
 import pytest
 from jsonschema import Draft202012Validator
 
+from shared.games.catalog import CATALOGUE
 from shared.sdk.client import Endpoints, StammtischClient, Update
 from tests.integration.integration_helpers import close_all, play_one, seated_players
 from tests.support.schemas import load_schema
 
 pytestmark = pytest.mark.integration
 
-GAMES = ["willi", "willi-stich", "wie-waldi", "willi-wacker"]
+#: Every installed game, from the catalogue.
+GAMES = sorted(CATALOGUE)
 MOVES = 12
 
 
-def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(load_schema(name))
+def _validator(schema: dict[str, object]) -> Draft202012Validator:
+    return Draft202012Validator(schema)
 
 
 def _errors(validator: Draft202012Validator, instance: object) -> list[str]:
@@ -42,7 +45,12 @@ async def _collect(client: StammtischClient, table_id: str, into: list[Update]) 
 @pytest.mark.parametrize("game", GAMES)
 async def test_view_json_and_events_of_a_short_real_game_match_the_schemas(
         stack: Mapping[str, str], game: str) -> None:
-    clients, table_id = await seated_players(Endpoints.of(stack), game, 3)
+    seats = min(max(3, CATALOGUE[game].min_seats), CATALOGUE[game].max_seats)
+    clients, table_id = await seated_players(Endpoints.of(stack), game, seats)
+    # The schemas a client learns at run time (ListGames) are the ones its updates match.
+    schemas = next(info.schemas_json for info in await clients[0].games() if info.name == game)
+    assert {kind: json.loads(text) for kind, text in schemas.items()} == {
+        kind: load_schema(f"{game}.{kind}") for kind in schemas}
     streamed: list[Update] = []
     watcher = asyncio.create_task(_collect(clients[1], table_id, streamed))
     views: list[Update] = []
@@ -57,8 +65,8 @@ async def test_view_json_and_events_of_a_short_real_game_match_the_schemas(
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
         await close_all(clients)
-    view_schema, game_events = _validator(f"{game}.view"), _validator(f"{game}.events")
-    table_events = _validator("table.events")
+    view_schema, game_events = (_validator(json.loads(schemas[kind])) for kind in ("view", "events"))
+    table_events = _validator(load_schema("table.events"))
     assert len(streamed) >= MOVES and views
     for update in [*views, *streamed]:
         assert update.view["game"] == game

@@ -12,7 +12,6 @@ from openskill.models import PlackettLuce
 from scoring_support import (
     STICH,
     WILLI,
-    GameEnum,
     Metadata,
     Stub,
     auth,
@@ -25,7 +24,7 @@ from scoring_support import (
     table_results,
 )
 
-from shared.api.stammtisch.v1 import common_pb2, scoring_pb2
+from shared.api.stammtisch.v1 import scoring_pb2
 from shared.config import Settings
 from shared.tables.announce import result_messages
 from shared.tables.records import CommitRecord
@@ -103,7 +102,7 @@ async def test_leaderboard_sorts_by_rating_then_wins_and_honours_the_limit(
 
 @pytest.mark.parametrize(("method", "request_"), [
     ("GetLeaderboard", scoring_pb2.GetLeaderboardRequest()),
-    ("GetLeaderboard", scoring_pb2.GetLeaderboardRequest(game=common_pb2.Game.ValueType(99))),
+    ("GetLeaderboard", scoring_pb2.GetLeaderboardRequest(game="GAME_WILLI")),
     ("GetLeaderboard", scoring_pb2.GetLeaderboardRequest(game=WILLI, limit=-1)),
     ("GetLeaderboard", scoring_pb2.GetLeaderboardRequest(game=WILLI, limit=101)),
     ("GetTableResults", scoring_pb2.GetTableResultsRequest()),
@@ -149,7 +148,7 @@ async def test_malformed_results_are_dropped_without_blocking_the_next(
         await announcer.publish_results(good)
     metadata = auth(settings)
     async with scoring(stack["scoring"]) as stub:
-        entries = await eventually(lambda: _count(stub, metadata, common_pb2.GAME_WILLI_WACKER, players=3))
+        entries = await eventually(lambda: _count(stub, metadata, "willi-wacker", players=3))
     assert consumed("rejected") - rejected == 3
     assert {e.player_id: e.wins for e in entries} == {"a": 0, "b": 1, "c": 1}
 
@@ -165,13 +164,13 @@ async def _results_of(stub: Stub, metadata: Metadata, table_id: str,
     return results if len(results) == count else []
 
 
-async def _all_counted(stub: Stub, metadata: Metadata, game: GameEnum,
+async def _all_counted(stub: Stub, metadata: Metadata, game: str,
                        games: int) -> list[scoring_pb2.LeaderboardEntry]:
     entries = await board(stub, metadata, game)
     return entries if entries and all(e.games == games for e in entries) else []
 
 
-async def _count(stub: Stub, metadata: Metadata, game: GameEnum,
+async def _count(stub: Stub, metadata: Metadata, game: str,
                  players: int) -> list[scoring_pb2.LeaderboardEntry]:
     entries = await board(stub, metadata, game)
     return entries if len(entries) == players else []

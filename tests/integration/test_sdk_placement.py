@@ -27,13 +27,13 @@ async def test_a_table_whose_process_does_not_answer_is_played_through_its_servi
         nobody.CopyFrom(table)
         nobody.play_port = free_port()
         client.remember_table(nobody)
-        assert client.table_stub(table_id, realtime=False) is not client.engine
+        assert client.table_stub(table_id, "engine") is not client.engine
         assert (await client.view(table_id)).seq >= 1
-        assert client.table_stub(table_id, realtime=False) is client.engine
+        assert client.table_stub(table_id, "engine") is client.engine
 
         client.remember_table(nobody)
         async with client.play(table_id) as stream:
             assert (await asyncio.wait_for(stream.next_update(), 10)).seq >= 1
-        assert client.table_stub(table_id, realtime=False) is client.engine
+        assert client.table_stub(table_id, "engine") is client.engine
     finally:
         await close_all(clients)

@@ -241,8 +241,8 @@ async def test_a_running_game_is_looked_at_again_after_its_idle_deadline(runtime
 
 
 async def waldi_table(clients: Sequence[StammtischClient], **options: int) -> str:
-    """A started Wie Waldi table of these players, from the lobby."""
-    table = await clients[0].create_table("wie-waldi", len(clients), join=True, **options)
+    """A started Wie Waldi table of these players (``options``: the game's), from the lobby."""
+    table = await clients[0].create_table("wie-waldi", len(clients), join=True, options=options)
     for client in clients[1:]:
         await client.join(table.table_id)
     await asyncio.gather(*(client.ready(table.table_id) for client in clients))

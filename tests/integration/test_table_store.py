@@ -16,6 +16,7 @@ from shared.config import Settings
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.registry import engine_class
 from shared.infra.runtime import Runtime, open_runtime
+from shared.rpc.actions import action_proto
 from shared.rpc.auth import Identity
 from shared.tables import feed
 from shared.tables.announce import Announcer, live_subject
@@ -291,7 +292,7 @@ async def test_act_answers_with_the_update_the_actors_stream_carries(
     await _willi_table(play.store)
     card = (await play.store.head("t1")).game().view(1)["hands"][1][0]
     who = Identity("p1", "p1", time.time() + 60)
-    reply = await play.act(who, "t1", "a1", common_pb2.Action(type="discard", card=card))
+    reply = await play.act(who, "t1", "a1", action_proto({"type": "discard", "card": card}))
     stream = aiter(play.subscribe(who, "t1", 1))
     [carried] = (await asyncio.wait_for(anext(stream), 5)).updates
     await stream.aclose()  # type: ignore[attr-defined]

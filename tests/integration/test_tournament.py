@@ -50,10 +50,9 @@ async def run_tournament(clients: list[StammtischClient], organizer: StammtischC
     for client in clients:
         await sdk.register(client, tournament_id)
     news: list[list[tournament_pb2.WatchTournamentResponse]] = [[] for _ in clients]
-    game = sdk.GAME_ENUMS_BY_NUMBER
     reply = await organizer.tournaments.GetTournament(
         tournament_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=organizer.auth)
-    name = game[reply.tournament.settings.game]
+    name = reply.tournament.settings.game
     players = [asyncio.create_task(sdk.play_tournament(client, tournament_id, sdk.bot_player(name, index),
                                                        news[index].append))
                for index, client in enumerate(clients)]

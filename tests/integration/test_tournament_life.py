@@ -45,7 +45,7 @@ async def test_time_limit_withdrawal_and_late_entry(stack: dict[str, str], runti
     organizer, quitter, idler, late = clients[0], clients[1], clients[2], clients[7]
     created = await sdk.create_tournament(
         organizer, "Abend", "willi-stich", "series", capacity=8, rounds=2, games_per_round=1,
-        table_size=3, options={"start_round": 17, "turn_seconds": 0}, round_seconds=3,
+        table_size=3, options={"start_round": 17}, turn_seconds=0, round_seconds=3,
         late_entry_until_round=2)
     tid = created.tournament_id
     players = [c for c in clients if c is not late]
