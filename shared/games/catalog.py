@@ -42,8 +42,6 @@ class GameEntry:
     name: str
     #: The name players read ("Willi Stich").
     title: str
-    #: The ``stammtisch.v1.Game`` value's name.
-    proto_enum: str
     #: The engine class, as ``module:Class`` (imported only when needed).
     engine: str
     min_seats: int

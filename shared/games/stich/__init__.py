@@ -7,7 +7,7 @@ ruling and the action vocabulary are in ``RULES.md`` beside this file.
 from shared.games.catalog import GameEntry, Option
 
 GAME = GameEntry(
-    name="willi-stich", title="Willi Stich", proto_enum="GAME_WILLI_STICH",
+    name="willi-stich", title="Willi Stich",
     engine="shared.games.stich.engine:WilliStich",
     min_seats=3, max_seats=6, default_seats=4, leave_and_chat=True, duplicate_deals=True,
     options=(

@@ -7,7 +7,7 @@ rulings it implements are in ``RULES.md`` beside this file.
 from shared.games.catalog import GameEntry, Option
 
 GAME = GameEntry(
-    name="willi-wacker", title="Willi Wacker", proto_enum="GAME_WILLI_WACKER",
+    name="willi-wacker", title="Willi Wacker",
     engine="shared.games.wacker.engine:WilliWacker",
     min_seats=3, max_seats=6, default_seats=4,
     options=(

@@ -3,7 +3,7 @@
 from shared.games.catalog import GameEntry, Option
 
 GAME = GameEntry(
-    name="wie-waldi", title="Wie Waldi", proto_enum="GAME_WIE_WALDI",
+    name="wie-waldi", title="Wie Waldi",
     engine="shared.games.waldi.engine:WieWaldi",
     min_seats=2, max_seats=4, default_seats=3, simultaneous=True,
     options=(

@@ -7,5 +7,5 @@ project plays them are in ``RULES.md`` beside this file.
 from shared.games.catalog import GameEntry
 
 GAME = GameEntry(
-    name="willi", title="Willi", proto_enum="GAME_WILLI", engine="shared.games.willi.engine:Willi",
+    name="willi", title="Willi", engine="shared.games.willi.engine:Willi",
     min_seats=3, max_seats=4, default_seats=4, duplicate_deals=True)
