@@ -346,7 +346,7 @@ class Generator:
             if self.rng.random() < min(oddness, 0.25):
                 continue
             if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-                self._fill_map(getattr(message, fd.name), fd, oddness)
+                self._fill_map(getattr(message, fd.name), fd, oddness, depth)
             elif _repeated(fd):
                 self._fill_repeated(getattr(message, fd.name), fd, oddness, depth)
             elif fd.type == FieldDescriptor.TYPE_MESSAGE:
@@ -366,10 +366,15 @@ class Generator:
             else:
                 target.append(self.scalar(fd, oddness))
 
-    def _fill_map(self, target: Any, fd: Any, oddness: float) -> None:
+    def _fill_map(self, target: Any, fd: Any, oddness: float, depth: int) -> None:
+        """Entries of a map field; message values (a Struct's) nest a few levels, a few each."""
         key_fd, value_fd = fd.message_type.fields_by_name["key"], fd.message_type.fields_by_name["value"]
-        for _ in range(self.rng.choice((0, 1, 2, 3, 500))):
-            target[self.scalar(key_fd, oddness)] = self.scalar(value_fd, oddness)
+        for _ in range(self.rng.choice((0, 1, 2, 3, 500) if depth == 0 else (0, 1, 2, 3))):
+            key = self.scalar(key_fd, oddness)
+            if value_fd.type != FieldDescriptor.TYPE_MESSAGE:
+                target[key] = self.scalar(value_fd, oddness)
+            elif depth < 3:
+                target[key].CopyFrom(self.message(value_fd.message_type, oddness, depth + 1))
 
     def scalar(self, fd: Any, oddness: float) -> Any:
         """A value for one scalar field: often a real one, sometimes an odd or extreme one."""

@@ -62,7 +62,7 @@ def _secret_before(before: CommitRecord, record: CommitRecord, seat: int) -> set
     game = before.game()
     hands = game.summary().get("hands", [])
     known = _cards(game.view(seat)) | _cards(game.view(None))
-    if record.actor is not None:
+    if record.actor is not None and record.actor < len(hands):  # games with hands: the actor's
         known |= _cards(hands[record.actor])
     return {card for owner, hand in enumerate(hands) if owner not in (seat, record.actor)
             for card in hand or []} - known

@@ -50,7 +50,7 @@ def test_create_join_with_play_and_see_the_final_standings(cli_env: dict[str, st
     rounds = 3
     organizer = subprocess.Popen(
         [STAMMTISCH, "tournament", "create", "--game", "willi-stich", "--capacity", "3",
-         "--rounds", str(rounds), "--table-size", "3", "--start-round", "19", "--start-in", "3",
+         "--rounds", str(rounds), "--table-size", "3", "--option", "start_round=19", "--start-in", "3",
          "--bots", "2", "--think", "0"], env=cli_env, stdout=subprocess.PIPE, text=True)
     assert organizer.stdout is not None
     tournament_id = created_id(organizer.stdout.readline())
