@@ -45,7 +45,7 @@ def game_options(game: str, options: common_pb2.TableOptions) -> dict[str, Any]:
     a wrong type or a value out of bounds. An integral number is an int for an int option."""
     specs = {option.name: option for option in entry(game).options}
     chosen: dict[str, Any] = {}
-    for name, value in options.game_options.items():
+    for name, value in json_format.MessageToDict(options.game_options).items():
         option = specs.get(name)
         if option is None:
             raise invalid(f"{game} has no option {name!r}; its options are "
@@ -139,4 +139,5 @@ def _option_proto(option: Option) -> lobby_pb2.GameOption:
     return lobby_pb2.GameOption(
         name=option.name, doc=option.doc,
         default_value=json_format.ParseDict(option.default, struct_pb2.Value()),
-        types=[_JSON_TYPES[kind] for kind in kinds], minimum=option.minimum, maximum=option.maximum)
+        types=[_JSON_TYPES.get(kind, kind.__name__) for kind in kinds],
+        minimum=option.minimum, maximum=option.maximum)

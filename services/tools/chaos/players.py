@@ -315,7 +315,7 @@ def _ready(player_id: str, table: lobby_pb2.Table) -> bool:
 
 
 def game_for(number: int) -> str:
-    """The game of the run's table ``number``: every game in turn (Willi, Willi Stich, ...)."""
+    """The game of the run's table ``number``: every game of the catalogue in turn."""
     names = list(TABLES)
     return names[number % len(names)]
 
