@@ -73,6 +73,15 @@ def sorted_beers(cards: Iterable[str]) -> list[str]:
     return sorted(cards, key=lambda card: beer_value(card) or 0)
 
 
+def sort_key(card: str) -> tuple[int, int]:
+    """Order for showing a hand: beers by value, then action cards in the deck's order."""
+    value = beer_value(card)
+    if value is not None:
+        return 0, value
+    actions = list(ACTION_COUNTS)
+    return 1, actions.index(card) if card in ACTION_COUNTS else len(actions)
+
+
 def holds(hand: Iterable[str], cards: Iterable[str]) -> bool:
     """True if ``hand`` contains every card of ``cards`` (as a multiset)."""
     return not Counter(cards) - Counter(hand)
