@@ -58,6 +58,9 @@ class GameEntry:
     #: The deal is fixed at the start of each round of play (by seed and round), so tables
     #: playing the same seeds hold the same cards: duplicate deals for tournaments.
     duplicate_deals: bool = False
+    #: The ``hands`` of the conformance summary keep an order the rules fix, so scenarios
+    #: compare them as lists (otherwise as multisets: the order there is no rule).
+    ordered_hands: bool = False
     options: tuple[Option, ...] = ()
     #: Options a table's next game takes over from the last game's final public view:
     #: option name -> view key.
