@@ -62,6 +62,9 @@ class GameEntry:
     #: compare them as lists (otherwise as multisets: the order there is no rule).
     ordered_hands: bool = False
     options: tuple[Option, ...] = ()
+    #: Options that make a short game of a round or a few (tests, chaos runs, demonstrations);
+    #: empty when a game with the defaults is short already.
+    short_options: Mapping[str, Any] = field(default_factory=dict)
     #: Options a table's next game takes over from the last game's final public view:
     #: option name -> view key.
     carried_over: Mapping[str, str] = field(default_factory=dict)
@@ -82,7 +85,8 @@ class GameEntry:
         return files(self.package).joinpath(name)
 
     def schema(self, kind: str) -> dict[str, Any]:
-        """The game's JSON Schema of a ``kind`` ("view", "events", "actions"), parsed."""
+        """The game's JSON Schema of a ``kind``, parsed: "view" (what ``view(seat)`` gives),
+        "events" (one event) or "actions" (one action, as clients send it)."""
         loaded: dict[str, Any] = json.loads(self.resource(f"schemas/{kind}.schema.json").read_text())
         return loaded
 

@@ -14,4 +14,5 @@ GAME = GameEntry(
         Option("first_dealer", 0, "the seat that deals the first round", minimum=0),
         Option("target", 200, "the game ends after the round in which a total reaches it", minimum=1),
         Option("max_rounds", 100, "safety net: the game also ends after this round", minimum=1),
-    ))
+    ),
+    short_options={"target": 40})

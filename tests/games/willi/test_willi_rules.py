@@ -5,20 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from engine_checks import act, refused
-from willi_support import (
-    COLOUR_DEAL,
-    EXAMPLE_DEAL,
-    LOW_DEAL,
-    MONSTER_DEAL,
-    EventScorer,
-    cards_shown,
-    dealt,
-    discard,
-    finish_randomly,
-    play_cards,
-    random_step,
-)
 
 from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.replay import ScenarioError, run_scenario
@@ -32,6 +18,20 @@ from shared.games.willi.rules import (
     lowest_card_winner,
     playable,
     start_position,
+)
+from tests.games.engine_checks import act, refused
+from tests.games.willi.willi_support import (
+    COLOUR_DEAL,
+    EXAMPLE_DEAL,
+    LOW_DEAL,
+    MONSTER_DEAL,
+    EventScorer,
+    cards_shown,
+    dealt,
+    discard,
+    finish_randomly,
+    play_cards,
+    random_step,
 )
 
 # ------------------------------------------------------------------ pure rules

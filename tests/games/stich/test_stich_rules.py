@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_checks import act, refused
-from stich_support import call_in_turn, dealt, finish_round
 
 from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.stich.cards import DECK
 from shared.games.stich.engine import WilliStich
 from shared.games.stich.schedule import hand_size, round_kind
 from shared.games.stich.scoring import round_points
+from tests.games.engine_checks import act, refused
+from tests.games.stich.stich_support import call_in_turn, dealt, finish_round
 
 # --------------------------------------------------------------------- FAQ answers
 
