@@ -38,9 +38,10 @@ class Option:
 class GameEntry:
     """One game as the rest of the system sees it."""
 
-    #: The name used everywhere: the API, scenarios, keys, metrics, the CLI ("willi-stich").
+    #: The name used everywhere: the API, scenarios, keys, metrics, the CLI (lower-case words
+    #: joined by "-").
     name: str
-    #: The name players read ("Willi Stich").
+    #: The name players read.
     title: str
     #: The ``stammtisch.v1.Game`` value's name.
     proto_enum: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -374,8 +375,9 @@ def test_code_precedence() -> None:
     act(game, 2, "play", card="SK")
     refused(game, 0, {"type": "play", "card": "D7"}, ErrorCode.CARD_NOT_IN_HAND)
     refused(game, 0, {"type": "play", "card": "CA"}, ErrorCode.MUST_FOLLOW)
+    not_a_mapping: Any = ["play"]
     with pytest.raises(RuleError) as caught:
-        game.apply(0, ["play"])  # type: ignore[arg-type]
+        game.apply(0, not_a_mapping)
     assert caught.value.code == ErrorCode.INVALID_ACTION
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -135,9 +136,9 @@ def test_bad_setup_is_refused_as_a_whole(setup: dict) -> None:
 @pytest.mark.parametrize(("seats", "options", "seed"), [
     (2, {}, 0), (5, {}, 0), ("4", {}, 0), (4, {"monster": True}, 0), (4, {}, "1"), (4, {}, True),
 ])
-def test_bad_seats_options_or_seed_are_refused(seats: object, options: dict, seed: object) -> None:
+def test_bad_seats_options_or_seed_are_refused(seats: Any, options: dict, seed: Any) -> None:
     with pytest.raises(SetupError):
-        Willi.new(seats, options, seed)  # type: ignore[arg-type]
+        Willi.new(seats, options, seed)
 
 
 # --------------------------------------------------------------------- discard
