@@ -29,9 +29,11 @@ class Words:
     plain value: ``{winner:seat}``, ``{owner:whose}``, ``{victims:seats}``, ``{card:card}`` (a
     null card reads "no card"), ``{cards:cards}`` (a sorted hand, or ``[seat, card]`` plays in
     order); ``{who}``/``{whose}`` name the event's ``seat``. Verbs are written "take(s)": plain
-    when the first name in the template is "you", else with -s. ``round_over`` (with ``round``,
-    ``scores``, the per-seat gains under :attr:`round_gains` and an optional ``end``) and
-    ``game_over`` (``winners``, ``scores``) read the same in every game and need no template.
+    when the first seat the template names is "you", else with -s. ``round_over`` (with
+    ``round``, ``scores``, the per-seat gains under :attr:`round_gains` and an optional ``end``)
+    and ``game_over`` (``winners``, ``scores``) read the same in every game and need no template.
+    A game overrides what differs; :meth:`sorted_cards` and :meth:`cards_text` follow from
+    :meth:`card_key` and :meth:`card_text`.
     """
 
     #: Event type -> its template, for the game's own events (the table's events have theirs).

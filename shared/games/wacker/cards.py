@@ -73,13 +73,15 @@ def sorted_beers(cards: Iterable[str]) -> list[str]:
     return sorted(cards, key=lambda card: beer_value(card) or 0)
 
 
+_ACTION_ORDER = {name: index for index, name in enumerate(ACTION_COUNTS)}
+
+
 def sort_key(card: str) -> tuple[int, int]:
     """Order for showing a hand: beers by value, then action cards in the deck's order."""
     value = beer_value(card)
     if value is not None:
         return 0, value
-    actions = list(ACTION_COUNTS)
-    return 1, actions.index(card) if card in ACTION_COUNTS else len(actions)
+    return 1, _ACTION_ORDER.get(card, len(_ACTION_ORDER))
 
 
 def holds(hand: Iterable[str], cards: Iterable[str]) -> bool:
