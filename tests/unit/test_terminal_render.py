@@ -11,8 +11,9 @@ from shared.games.base import Event, Game
 from shared.games.catalog import CATALOGUE
 from shared.games.registry import engine_class, words_of
 from shared.sdk.client import Update
-from shared.sdk.phrases import Seats, event_line, ordered_choices
+from shared.sdk.phrases import PHRASES, Seats, event_line, ordered_choices
 from shared.sdk.render import own_hand, render
+from tests.support.schemas import load_schema
 
 NAMES = ["Anna", "Bruno", "Carla", "Dieter", "Eva", "Fritz"]
 
@@ -56,6 +57,15 @@ def test_seats_are_named_and_the_viewer_is_you() -> None:
 ])
 def test_verbs_agree_with_the_first_seat_a_line_names(game: str, event: Event, line: str) -> None:
     assert line in event_line(event, Seats(["Anna", "Bruno", "Carla"], 1), game)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_every_event_type_of_a_game_has_its_line(name: str) -> None:
+    """Every event of the game's schema has a template in its words, or a line every game shares."""
+    described = {definition["properties"]["type"]["const"]
+                 for definition in load_schema(f"{name}.events")["$defs"].values()
+                 if "const" in definition.get("properties", {}).get("type", {})}
+    assert described - set(words_of(name).phrases) - set(PHRASES) == set()
 
 
 @pytest.mark.parametrize("name", sorted(CATALOGUE))
