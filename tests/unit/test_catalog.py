@@ -13,7 +13,8 @@ from shared.api.stammtisch.v1 import common_pb2
 from shared.games.base import Game
 from shared.games.catalog import CATALOGUE, played_by
 from shared.games.errors import ErrorCode, RuleError, SetupError
-from shared.games.registry import bot_levels, engine_class
+from shared.games.registry import bot_levels, engine_class, words_of
+from shared.games.words import Words
 from shared.rpc.games import GAME_ENUMS, GAME_NAMES, name_of
 
 GAMES = sorted(CATALOGUE)
@@ -50,7 +51,18 @@ def test_the_listed_options_are_exactly_what_the_engine_accepts(name: str) -> No
     with pytest.raises(SetupError):
         cls.new(game.default_seats, {"no_such_option": 1}, 3)
     assert set(game.carried_over) <= {option.name for option in game.options}
+    short = cls.new(game.default_seats, game.short_options, 3)
+    assert short.to_dict() != created.to_dict() or not game.short_options
     assert bot_levels(name)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_game_package_holds_what_the_catalogue_promises(name: str) -> None:
+    """Its rules, its schemas (view, events, actions), its scenarios, its bots and its words."""
+    game = CATALOGUE[name]
+    assert game.resource("RULES.md").is_file() and game.resource("cases").is_dir()
+    assert all(game.schema(kind)["$defs"] for kind in ("view", "events", "actions"))
+    assert isinstance(words_of(name), Words) and bot_levels(name)
 
 
 def test_every_table_option_field_but_the_clock_is_an_option_of_some_game() -> None:
