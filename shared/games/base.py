@@ -74,11 +74,11 @@ def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
 
 
 class Game(ABC):
-    """One running game of one of the four games."""
+    """One running game of a game in the catalogue."""
 
     #: The game's facts, copied from its catalogue entry (:mod:`shared.games.catalog`):
-    #: the name as in scenarios ("willi-stich"), the seat range, and whether every seat
-    #: may act at any time (Wie Waldi: no turn order).
+    #: the name as in scenarios, the seat range, and whether every seat may act at any
+    #: time (no turn order).
     name: ClassVar[str]
     min_seats: ClassVar[int]
     max_seats: ClassVar[int]
@@ -202,7 +202,7 @@ class Game(ABC):
     @property
     @abstractmethod
     def seat_count(self) -> int:
-        """Number of seats of people (the Willi card monster is not one of them)."""
+        """Number of seats of people (a position the rules play by themselves is not one)."""
 
 
 def check_seat_count(cls: type[Game], seats: object) -> int:

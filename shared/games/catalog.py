@@ -38,9 +38,10 @@ class Option:
 class GameEntry:
     """One game as the rest of the system sees it."""
 
-    #: The name used everywhere: the API, scenarios, keys, metrics, the CLI ("willi-stich").
+    #: The name used everywhere: the API, scenarios, keys, metrics, the CLI (lower-case words
+    #: joined by "-").
     name: str
-    #: The name players read ("Willi Stich").
+    #: The name players read.
     title: str
     #: The engine class, as ``module:Class`` (imported only when needed).
     engine: str
@@ -56,7 +57,13 @@ class GameEntry:
     #: The deal is fixed at the start of each round of play (by seed and round), so tables
     #: playing the same seeds hold the same cards: duplicate deals for tournaments.
     duplicate_deals: bool = False
+    #: The ``hands`` of the conformance summary keep an order the rules fix, so scenarios
+    #: compare them as lists (otherwise as multisets: the order there is no rule).
+    ordered_hands: bool = False
     options: tuple[Option, ...] = ()
+    #: Options that make a short game of a round or a few (tests, chaos runs, demonstrations);
+    #: empty when a game with the defaults is short already.
+    short_options: Mapping[str, Any] = field(default_factory=dict)
     #: Options a table's next game takes over from the last game's final public view:
     #: option name -> view key.
     carried_over: Mapping[str, str] = field(default_factory=dict)
@@ -77,7 +84,8 @@ class GameEntry:
         return files(self.package).joinpath(name)
 
     def schema(self, kind: str) -> dict[str, Any]:
-        """The game's JSON Schema of a ``kind`` ("view", "events", "actions"), parsed."""
+        """The game's JSON Schema of a ``kind``, parsed: "view" (what ``view(seat)`` gives),
+        "events" (one event) or "actions" (one action, as clients send it)."""
         loaded: dict[str, Any] = json.loads(self.resource(f"schemas/{kind}.schema.json").read_text())
         return loaded
 

@@ -98,7 +98,7 @@ class Engine(Game, Generic[S]):
             cls.entry = entry(game)
             cls.name, cls.min_seats, cls.max_seats = game, cls.entry.min_seats, cls.entry.max_seats
             cls.simultaneous = cls.entry.simultaneous
-            cls.state_type = get_args(cls.__orig_bases__[0])[0]  # type: ignore[attr-defined]
+            cls.state_type = get_args(cls.__dict__["__orig_bases__"][0])[0]
 
     def __init__(self, state: S) -> None:
         self.state = state

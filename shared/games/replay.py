@@ -1,7 +1,8 @@
 """`stammtisch replay`: run a conformance scenario against a pure engine.
 
-The scenario format is documented in tests/conformance/README.md. Exit 0 for a
-well-formed scenario whatever its actions did; exit 2 for one that is not.
+The scenario format is documented in tests/conformance/README.md; each game keeps its
+scenarios in the ``cases/`` folder of its package. Exit 0 for a well-formed scenario
+whatever its actions did; exit 2 for one that is not.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ def run_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     actions = scenario.get("actions", [])
     if not isinstance(actions, list):
         raise ScenarioError("'actions' must be a list")
+    seats, options = scenario.get("seats"), scenario.get("options") or {}
+    if not isinstance(seats, int) or not isinstance(options, dict):
+        raise ScenarioError("'seats' must be a number and 'options' an object")
     try:
-        game = engine_class(str(game_name)).new(
-            scenario.get("seats"), scenario.get("options") or {},  # type: ignore[arg-type]
-            scenario.get("seed", 0), scenario.get("setup") or None)
+        game = engine_class(str(game_name)).new(seats, options, scenario.get("seed", 0),
+                                                scenario.get("setup") or None)
     except SetupError as exc:
         raise ScenarioError(str(exc)) from exc
     results: list[dict[str, Any]] = []

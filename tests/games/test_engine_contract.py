@@ -197,12 +197,12 @@ def test_the_engine_class_agrees_with_its_catalogue_entry(name: str) -> None:
     assert game.seat_count == entry.default_seats
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", sorted(json.loads(STORED.read_text())))
 def test_documents_stored_before_the_engine_base_still_load_and_play_on(name: str) -> None:
-    """States written by the engines before the common base (and before ``first_dealer``
-    left the Willi Stich state) load, play on and store exactly as they did then."""
+    """States written by the engines before the common base load, play on and store exactly
+    as they did then (but for the ``retired`` fields a state has dropped since)."""
     case = json.loads(STORED.read_text())[name]
-    retired = {"first_dealer"} if name == "willi-stich" else set()
+    retired = set(case.get("retired", []))
     game = engine_class(name).from_dict(case["stored"])
     assert game.to_dict() == {k: v for k, v in case["stored"].items() if k not in retired}
     for entry in case["actions"]:

@@ -1,10 +1,12 @@
-"""The JSON Schemas of each game's package (``schemas/``) describe every view and event it makes.
+"""The JSON Schemas of each game's package (``schemas/``) describe every view and event it makes
+and every action it takes.
 
 Client developers generate Swift and Kotlin types from these files, so a view
 key or an event the schema does not describe would break their apps silently.
 Seeded random playouts of every game in the catalogue check every view (every
-seat and the spectator, every step) and every event against them; the source
-scan makes a new event type without a schema fail even before a playout meets it.
+seat and the spectator, every step), every legal action and every event against
+them; the source scan makes a new event type without a schema fail even before a
+playout meets it, and the actions schema is held to the engine's table of moves.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+import re
 from collections.abc import Iterator
 from functools import cache
 from importlib import import_module
@@ -24,10 +27,12 @@ from jsonschema import Draft202012Validator
 from shared.games.base import Event, Game
 from shared.games.catalog import CATALOGUE, entry
 from shared.games.engine import Engine
+from shared.games.errors import RuleError
 from shared.games.registry import engine_class
 from tests.support.schemas import load_schema as schema
 
 GAMES = sorted(CATALOGUE)
+KINDS = ("view", "events", "actions")
 #: Seeds per seat count: every seat count of every game is played this many times (each
 #: playout checks some thousand views; more seeds find nothing new but cost minutes).
 SEEDS = 1
@@ -57,36 +62,47 @@ def check(name: str, instance: Any, where: str) -> None:
         f"  at /{'/'.join(map(str, e.absolute_path))}: {e.message[:300]}" for e in errors[:5])
 
 
-def extra_moves(game: Game, rng: random.Random) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Moves bots never choose but people make: Willi Stich's table talk, now and then a leave."""
+def extra_move(game: Game, rng: random.Random, left: set[int]) -> tuple[str, list[Event]] | None:
+    """A move bots never choose but people make, in games whose rules have them: table talk now
+    and then, rarely a leave while more than the fewest seats stay (``left``: the seats that
+    left). Returns the action type and its events; None when none came or the rules refused it."""
     if not entry(game.name).leave_and_chat:
-        return
+        return None
     seat = rng.randrange(game.seat_count)
-    if game.view(seat).get("chat_allowed") and rng.random() < 0.05:
-        yield seat, {"type": "chat", "text": "gut gespielt"}
-    active = game.view(None)["active"]
-    if sum(active) > game.min_seats and active[seat] and rng.random() < 0.01:
-        yield seat, {"type": "leave"}
+    if rng.random() < 0.05:
+        action: dict[str, Any] = {"type": "chat", "text": "gut gespielt"}
+    elif rng.random() < 0.01 and seat not in left and game.seat_count - len(left) > game.min_seats:
+        action = {"type": "leave"}
+    else:
+        return None
+    try:
+        events = game.apply(seat, action)
+    except RuleError:
+        return None
+    if action["type"] == "leave":
+        left.add(seat)
+    return action["type"], events
 
 
 def playout(name: str, seats: int, seed: int) -> Iterator[tuple[Game, list[Event], str]]:
-    """A random playout to the end; yields the game after each commit, its events and a label."""
-    cls = engine_class(name)
+    """A random playout to the end; yields the game after each commit, its events and a label.
+
+    The smallest table plays a whole game with the defaults, larger ones the game's short
+    options; a game with a round time limit has it run out now and then."""
+    game_entry = entry(name)
     rng = random.Random(f"{name}:{seats}:{seed}")
-    options = {"round_seconds": 60} if name == "wie-waldi" else {}
-    if name == "willi-stich" and seats > entry(name).min_seats:  # the smallest table plays all 19
-        options = {"start_round": rng.randint(1, 19)}
-    if name == "willi-wacker":  # a round or two: every kind of turn, duel and scoring
-        options = {"target": 40}
-    game = cls.new(seats, options, seed)
+    options = {} if seats == game_entry.min_seats else dict(game_entry.short_options)
+    game = engine_class(name).new(seats, options, seed)
+    left: set[int] = set()
     yield game, [], f"{name} {seats} seats seed {seed} at the start"
     for step in range(100_000):
         if game.over:
             return
-        for seat, action in extra_moves(game, rng):
-            yield game, game.apply(seat, action), f"{name} seed {seed} step {step} ({action['type']})"
-        if name == "wie-waldi" and rng.random() < 0.002:
-            events = game.time_up()  # type: ignore[attr-defined]
+        extra = extra_move(game, rng, left)
+        if extra is not None:
+            yield game, extra[1], f"{name} seed {seed} step {step} ({extra[0]})"
+        if game.round_limit() is not None and rng.random() < 0.002:
+            events = game.time_up(game.current_round)
         else:
             seat = rng.choice(game.to_act())
             events = game.apply(seat, rng.choice(game.view(seat)["legal"]))
@@ -96,20 +112,23 @@ def playout(name: str, seats: int, seed: int) -> Iterator[tuple[Game, list[Event
 
 @pytest.mark.parametrize("name", GAMES)
 def test_the_schemas_are_valid_draft_2020_12(name: str) -> None:
-    for kind in ("view", "events"):
+    for kind in KINDS:
         Draft202012Validator.check_schema(schema(f"{name}.{kind}"))
     Draft202012Validator.check_schema(schema("table.events"))
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_every_view_and_event_of_random_games_matches_the_schemas(name: str) -> None:
+def test_every_view_event_and_legal_action_of_random_games_matches_the_schemas(name: str) -> None:
     seen: set[str] = set()
     game_entry = entry(name)
     for seats in range(game_entry.min_seats, game_entry.max_seats + 1):
         for seed in range(SEEDS):
             for game, events, where in playout(name, seats, seed):
                 for seat in [None, *range(seats)]:
-                    check(f"{name}.view", json.loads(json.dumps(game.view(seat))), f"{where}, seat {seat}")
+                    view = json.loads(json.dumps(game.view(seat)))
+                    check(f"{name}.view", view, f"{where}, seat {seat}")
+                    for action in view["legal"]:
+                        check(f"{name}.actions", action, f"{where}, seat {seat}")
                 for event in events:
                     check(f"{name}.events", json.loads(json.dumps(event)), where)
                     seen.add(event["type"])
@@ -148,15 +167,50 @@ def test_every_event_type_in_the_engine_source_has_a_schema(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_the_view_schema_describes_exactly_the_engines_actions(name: str) -> None:
-    assert set(variants(f"{name}.view")) == moves(name)
+def test_the_actions_schema_has_exactly_the_fields_the_engine_accepts(name: str) -> None:
+    """One variant per move; its properties are the move's fields, the required ones its required."""
+    root, cls = schema(f"{name}.actions"), engine_class(name)
+    assert issubclass(cls, Engine)
+    found = variants(f"{name}.actions")
+    assert set(found) == set(cls.moves)
+    for kind, move in cls.moves.items():
+        definition = root["$defs"][found[kind]]
+        assert set(definition["properties"]) - {"type"} == set(move.fields) | set(move.optional), kind
+        assert set(definition["required"]) == {"type", *move.fields}, kind
+        assert definition["additionalProperties"] is False, kind
 
 
-def test_an_unknown_view_key_or_event_is_refused() -> None:
+def definitions(root: dict[str, Any], name: str) -> dict[str, Any]:
+    """A definition of a schema with every definition it refers to, by name."""
+    found: dict[str, Any] = {}
+    waiting = [name]
+    while waiting:
+        current = waiting.pop()
+        if current not in found:
+            found[current] = root["$defs"][current]
+            waiting += re.findall(r'"#/\$defs/(\w+)"', json.dumps(found[current]))
+    return found
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_views_legal_actions_are_the_actions_schema(name: str) -> None:
+    """A view lists its legal actions in the very definitions clients send them by."""
+    view, actions = schema(f"{name}.view"), schema(f"{name}.actions")
+    assert view["properties"]["legal"]["items"] == {"$ref": "#/$defs/Action"}
+    assert view["$defs"]["Action"]["oneOf"] == actions["oneOf"]
+    for definition in variants(f"{name}.actions").values():
+        assert definitions(view, definition) == definitions(actions, definition), definition
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_an_unknown_view_key_event_or_action_is_refused(name: str) -> None:
     """The schemas are closed where the engines guarantee it, so codegen types are exact."""
-    view = json.loads(json.dumps(engine_class("willi").new(4, {}, 1).view(0)))
-    check("willi.view", view, "willi start")
-    assert not validator("willi.view").is_valid({**view, "surprise": 1})
-    assert not validator("willi.view").is_valid({**view, "hands": [["R0"], None, None, None]})
-    assert not validator("willi.events").is_valid({"type": "played", "seat": 0, "card": "X1"})
-    assert not validator("willi.events").is_valid({"type": "teleported", "seat": 0})
+    game_entry = entry(name)
+    game = engine_class(name).new(game_entry.default_seats, {}, 1)
+    seat = game.to_act()[0]
+    view = json.loads(json.dumps(game.view(seat)))
+    check(f"{name}.view", view, f"{name} start")
+    assert not validator(f"{name}.view").is_valid({**view, "surprise": 1})
+    assert not validator(f"{name}.events").is_valid({"type": "teleported", "seat": 0})
+    assert not validator(f"{name}.actions").is_valid({"type": "teleport"})
+    assert not validator(f"{name}.actions").is_valid({**view["legal"][0], "surprise": 1})

@@ -30,11 +30,9 @@ from shared.tables.records import CommitRecord
 
 pytestmark = pytest.mark.integration
 
-#: Options that keep a known game short; any other game of the catalogue plays its defaults.
-SHORT = {"willi-stich": {"start_round": 16}, "willi-wacker": {"target": 40},
-         "wie-waldi": {"round_seconds": 30}}
-#: Every installed game, from the catalogue: a new game is played here with no edit.
-GAMES = [(name, SHORT.get(name, {})) for name in sorted(CATALOGUE)]
+#: Every installed game, from the catalogue, with its options for a short game: a new game
+#: is played here with no edit.
+GAMES = [(name, dict(game.short_options)) for name, game in sorted(CATALOGUE.items())]
 CARD = re.compile(r'"([A-Z][A-Z0-9]{1,12})"')
 
 

@@ -12,7 +12,8 @@ from services.lobby.catalog import carried_over
 from shared.games.base import Game
 from shared.games.catalog import CATALOGUE, played_by
 from shared.games.errors import ErrorCode, RuleError, SetupError
-from shared.games.registry import bot_levels, engine_class
+from shared.games.registry import bot_levels, engine_class, words_of
+from shared.games.words import Words
 
 GAMES = sorted(CATALOGUE)
 CORE = Path(__file__).resolve().parents[2] / "shared" / "games"
@@ -41,7 +42,18 @@ def test_the_listed_options_are_exactly_what_the_engine_accepts(name: str) -> No
     with pytest.raises(SetupError):
         cls.new(game.default_seats, {"no_such_option": 1}, 3)
     assert set(game.carried_over) <= {option.name for option in game.options}
+    short = cls.new(game.default_seats, game.short_options, 3)
+    assert short.to_dict() != created.to_dict() or not game.short_options
     assert bot_levels(name)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_game_package_holds_what_the_catalogue_promises(name: str) -> None:
+    """Its rules, its schemas (view, events, actions), its scenarios, its bots and its words."""
+    game = CATALOGUE[name]
+    assert game.resource("RULES.md").is_file() and game.resource("cases").is_dir()
+    assert all(game.schema(kind)["$defs"] for kind in ("view", "events", "actions"))
+    assert isinstance(words_of(name), Words) and bot_levels(name)
 
 
 @pytest.mark.parametrize("name", GAMES)

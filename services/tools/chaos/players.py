@@ -31,16 +31,14 @@ from shared.sdk.client import Endpoints, RefusedAction, StammtischClient, Update
 
 T = TypeVar("T")
 
-#: Options that keep a known game short in a chaos run; any other game plays its defaults.
-SHORT_GAMES: dict[str, dict[str, int]] = {
-    "willi-stich": {"start_round": 17},
-    "wie-waldi": {"round_seconds": 6},
-    "willi-wacker": {"target": 10},
-}
+#: Shorter still for a chaos run than a game's own short options: Wie Waldi's rounds end by
+#: their time limit within seconds, so the kills meet round ends too.
+CHAOS_OPTIONS: dict[str, dict[str, int]] = {"wie-waldi": {"round_seconds": 6}}
 #: How each game of the catalogue is played in a chaos run: three seats where it may have
 #: them (else its nearest), and its short-game options.
-TABLES: dict[str, tuple[int, dict[str, int]]] = {
-    name: (min(max(3, game.min_seats), game.max_seats), SHORT_GAMES.get(name, {}))
+TABLES: dict[str, tuple[int, dict[str, Any]]] = {
+    name: (min(max(3, game.min_seats), game.max_seats),
+           {**game.short_options, **CHAOS_OPTIONS.get(name, {})})
     for name, game in CATALOGUE.items()}
 #: Statuses a client retries: the call may or may not have happened, and retrying is safe.
 PASSING = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})

@@ -16,4 +16,5 @@ GAME = GameEntry(
         Option("first_dealer", 0, "the seat that deals the first round played; the deal passes on "
                                   "into the table's next game", minimum=0),
     ),
+    short_options={"start_round": 17},
     carried_over={"first_dealer": "next_dealer"})

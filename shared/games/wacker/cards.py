@@ -73,6 +73,17 @@ def sorted_beers(cards: Iterable[str]) -> list[str]:
     return sorted(cards, key=lambda card: beer_value(card) or 0)
 
 
+_ACTION_ORDER = {name: index for index, name in enumerate(ACTION_COUNTS)}
+
+
+def sort_key(card: str) -> tuple[int, int]:
+    """Order for showing a hand: beers by value, then action cards in the deck's order."""
+    value = beer_value(card)
+    if value is not None:
+        return 0, value
+    return 1, _ACTION_ORDER.get(card, len(_ACTION_ORDER))
+
+
 def holds(hand: Iterable[str], cards: Iterable[str]) -> bool:
     """True if ``hand`` contains every card of ``cards`` (as a multiset)."""
     return not Counter(cards) - Counter(hand)

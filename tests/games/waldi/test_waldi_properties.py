@@ -40,7 +40,7 @@ def expected_code(data: dict[str, Any], seat: int, action: dict[str, Any]) -> Er
         "attach": (not {"dog"} <= fields <= {"dog", "at"} or type(action.get("dog")) is not str
                    or (at is not None and (type(at) is not int or at < 0))),
     }
-    if malformed.get(kind, True):  # type: ignore[arg-type]
+    if not isinstance(kind, str) or malformed.get(kind, True):
         return ErrorCode.INVALID_ACTION
     if data["over"]:
         return ErrorCode.GAME_OVER

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from willi_support import EventScorer, cards_shown, finish_randomly, random_step
 
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.willi.cards import full_deck
 from shared.games.willi.engine import Willi
+from tests.games.willi.willi_support import EventScorer, cards_shown, finish_randomly, random_step
 
 DECK = sorted(full_deck())
 KINDS = ("discard", "play", "meinz", "pass", "exchange")

@@ -7,9 +7,8 @@ import random
 import re
 from typing import Any
 
-from engine_checks import act
-
 from shared.games.willi.engine import Willi
+from tests.games.engine_checks import act
 
 #: The deal of the rules kit's examples (4 people; hand 3 reordered for the monster case).
 EXAMPLE_DEAL = [

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from engine_checks import act
-
 from shared.games.wacker.cards import DECK_COUNTS
 from shared.games.wacker.engine import WilliWacker
+from tests.games.engine_checks import act
 
 
 def dealt(hands: list[list[str]], talon: list[str] | None = None, dealer: int | None = None,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_checks import act, refused
-from wacker_support import conserved, dealt, empty_hand, kinds
 
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker
+from tests.games.engine_checks import act, refused
+from tests.games.wacker.wacker_support import conserved, dealt, empty_hand, kinds
 
 #: Seat 0 lays t1 = B5 B5, seat 1 t2 = B6, seat 2 t3 = B8; the draws are B1 B1 B2 | B2 B3 | ...
 VICTIM = ["B5", "B5", "PRUEGEL", "PRUEGEL", "ZAPFENSTREICH", "B4"]

@@ -3,22 +3,9 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
-from engine_checks import act, refused
-from willi_support import (
-    COLOUR_DEAL,
-    EXAMPLE_DEAL,
-    LOW_DEAL,
-    MONSTER_DEAL,
-    EventScorer,
-    cards_shown,
-    dealt,
-    discard,
-    finish_randomly,
-    play_cards,
-    random_step,
-)
 
 from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.replay import ScenarioError, run_scenario
@@ -32,6 +19,20 @@ from shared.games.willi.rules import (
     lowest_card_winner,
     playable,
     start_position,
+)
+from tests.games.engine_checks import act, refused
+from tests.games.willi.willi_support import (
+    COLOUR_DEAL,
+    EXAMPLE_DEAL,
+    LOW_DEAL,
+    MONSTER_DEAL,
+    EventScorer,
+    cards_shown,
+    dealt,
+    discard,
+    finish_randomly,
+    play_cards,
+    random_step,
 )
 
 # ------------------------------------------------------------------ pure rules
@@ -135,9 +136,9 @@ def test_bad_setup_is_refused_as_a_whole(setup: dict) -> None:
 @pytest.mark.parametrize(("seats", "options", "seed"), [
     (2, {}, 0), (5, {}, 0), ("4", {}, 0), (4, {"monster": True}, 0), (4, {}, "1"), (4, {}, True),
 ])
-def test_bad_seats_options_or_seed_are_refused(seats: object, options: dict, seed: object) -> None:
+def test_bad_seats_options_or_seed_are_refused(seats: Any, options: dict, seed: Any) -> None:
     with pytest.raises(SetupError):
-        Willi.new(seats, options, seed)  # type: ignore[arg-type]
+        Willi.new(seats, options, seed)
 
 
 # --------------------------------------------------------------------- discard

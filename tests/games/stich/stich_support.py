@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine_checks import act
-
 from shared.games.stich.engine import WilliStich
+from tests.games.engine_checks import act
 
 
 def dealt(hands: list[list[str]], turned: str | None = "C7", round_no: int = 3,

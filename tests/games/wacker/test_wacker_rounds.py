@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from engine_checks import act, refused
-from wacker_support import dealt, drained, kinds
-
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker
+from tests.games.engine_checks import act, refused
+from tests.games.wacker.wacker_support import dealt, drained, kinds
 
 
 def test_the_round_ends_when_the_talon_is_empty_and_a_hand_is_emptied() -> None:

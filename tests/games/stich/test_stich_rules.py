@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
-from engine_checks import act, refused
-from stich_support import call_in_turn, dealt, finish_round
 
 from shared.games.errors import ErrorCode, RuleError, SetupError
 from shared.games.stich.cards import DECK
 from shared.games.stich.engine import WilliStich
 from shared.games.stich.schedule import hand_size, round_kind
 from shared.games.stich.scoring import round_points
+from tests.games.engine_checks import act, refused
+from tests.games.stich.stich_support import call_in_turn, dealt, finish_round
 
 # --------------------------------------------------------------------- FAQ answers
 
@@ -374,8 +375,9 @@ def test_code_precedence() -> None:
     act(game, 2, "play", card="SK")
     refused(game, 0, {"type": "play", "card": "D7"}, ErrorCode.CARD_NOT_IN_HAND)
     refused(game, 0, {"type": "play", "card": "CA"}, ErrorCode.MUST_FOLLOW)
+    not_a_mapping: Any = ["play"]
     with pytest.raises(RuleError) as caught:
-        game.apply(0, ["play"])  # type: ignore[arg-type]
+        game.apply(0, not_a_mapping)
     assert caught.value.code == ErrorCode.INVALID_ACTION
 
 

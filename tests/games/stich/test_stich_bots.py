@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import random
 
-from stich_support import call_in_turn, dealt
-
 from shared.games.bots import RandomBot
 from shared.games.simulate import play_game
 from shared.games.stich.bots import BOTS, HeuristicBot
 from shared.games.stich.engine import WilliStich
+from tests.games.stich.stich_support import call_in_turn, dealt
 
 
 def test_bots_are_registered() -> None:

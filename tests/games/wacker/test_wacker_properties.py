@@ -16,7 +16,6 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from wacker_support import all_cards
 
 from shared.games.base import Action
 from shared.games.errors import ErrorCode, RuleError
@@ -29,6 +28,7 @@ from shared.games.wacker.trays import (
     forms_group,
     lay_options,
 )
+from tests.games.wacker.wacker_support import all_cards
 
 CHEAP_GAMES = 1000
 HEAVY_GAMES = 30
