@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mau_mau.cards import JACK, is_card, rank, sort_key, suit
-from shared.games.words import SeatName, Words
+from shared.games.words import SeatNames, Words
 
 #: Suits as card players write them.
 SUIT_SIGNS = {"C": "♣", "S": "♠", "H": "♥", "D": "♦"}
@@ -16,8 +16,8 @@ class MauMauWords(Words):
     """Mau-Mau's words. ``game_over`` is left to the table's shared line (winners, totals)."""
 
     phrases = {
-        "played": "{who} play(s) {card}",
-        "wished": "{who} wish(es) {suit}",
+        "played": "{who} play(s) {card:card}",
+        "wished": "{who} wish(es) {suit:card}",
         "drew": "{who} draw(s) {count} from the stock",
         "penalty": "{who} draw(s) {count} for the 7",
         "skipped": "{whose} turn is skipped",
@@ -30,12 +30,14 @@ class MauMauWords(Words):
         "pass": "keep the drawn card: the next seat's turn",
     }
 
-    def card_key(self, card: str) -> tuple[int, int] | None:
+    def card_key(self, card: str) -> tuple[int, ...]:
         """Suit (C, S, H, D), then rank (7 .. A)."""
-        return sort_key(card) if is_card(card) else None
+        return sort_key(card) if is_card(card) else ()
 
     def card_text(self, card: str) -> str:
-        """``H10`` as ``♥10``; anything else as it is."""
+        """``H10`` as ``♥10``, a wished suit ``H`` as ``♥``; anything else as it is."""
+        if card in SUIT_SIGNS:
+            return SUIT_SIGNS[card]
         return SUIT_SIGNS[suit(card)] + rank(card) if is_card(card) else card
 
     def help_for(self, action: Mapping[str, Any]) -> str:
@@ -45,7 +47,7 @@ class MauMauWords(Words):
             return f"play the J and wish {wish}: the next card must be of that suit"
         return super().help_for(action)
 
-    def view_lines(self, view: Mapping[str, Any], seat_name: SeatName) -> list[str]:
+    def view_lines(self, view: Mapping[str, Any], seats: SeatNames) -> list[str]:
         """The top card, the wished suit, the stock and pile sizes, and a card just drawn."""
         top = f"   top card: {self.card_text(view['top'])}"
         if view.get("wish"):

@@ -32,6 +32,7 @@ from shared.games.catalog import CATALOGUE, ENTRY_POINT_GROUP, entry
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.registry import bot_levels, engine_class, words_of
 from shared.games.words import Words
+from shared.sdk.phrases import Seats
 
 STAMMTISCH = Path(__file__).resolve().parents[4]
 
@@ -232,10 +233,10 @@ def test_the_words_name_every_event_action_and_card() -> None:
         kind = definition["properties"]["type"]["const"]
         if kind == "game_over":  # the table's shared line says who won with which totals
             continue
-        names = set(re.findall(r"\{(\w+)\}", WORDS.phrases[kind]))
+        names = set(re.findall(r"\{(\w+)(?::\w+)?\}", WORDS.phrases[kind]))
         assert names <= set(definition["properties"]) | {"who", "whose"}, kind
     assert set(WORDS.action_help) == set(MauMau.moves)
-    assert sorted(full_deck(), key=lambda card: WORDS.card_key(card) or (0, 0)) == full_deck()
+    assert sorted(full_deck(), key=WORDS.card_key) == full_deck()
     assert [WORDS.card_text(card) for card in ("H10", "SJ", "C7", "D-")] == ["♥10", "♠J", "♣7", "D-"]
     assert "wish ♦" in WORDS.help_for({"type": "play", "card": "CJ", "wish": "D"})
     assert WORDS.help_for({"type": "draw"}) == MauMauWords.action_help["draw"]
@@ -246,10 +247,11 @@ def test_the_words_show_the_top_card_the_wish_and_a_drawn_card() -> None:
                                  "stock": ["S7"]})
     game.apply(1, {"type": "play", "card": "HJ", "wish": "S"})
     game.apply(0, {"type": "draw"})
-    lines = WORDS.view_lines(game.view(0), str)
+    lines = WORDS.view_lines(game.view(0), Seats(["Anna", "Bruno"], 0))
     assert lines[0] == "   top card: ♥J · wished suit: ♠"
     assert lines[1:] == ["   stock: 0 cards · pile: 2 cards", "   you drew ♠7: play it or pass"]
-    assert WORDS.view_lines(game.view(1), str)[1:] == ["   stock: 0 cards · pile: 2 cards"]
+    other = WORDS.view_lines(game.view(1), Seats(["Anna", "Bruno"], 1))
+    assert other[1:] == ["   stock: 0 cards · pile: 2 cards"]
 
 
 # --------------------------------------------------------------------- scoring
