@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from shared.games.catalog import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,3 +51,16 @@ def test_the_pure_games_import_no_transport() -> None:
                                      "shared.rpc", "shared.infra", "shared.tables", "shared.sdk")
                 for found in offenders("shared/games", banned)]
     assert problems == []
+
+
+def test_no_game_is_named_in_code_outside_its_package_and_the_tools() -> None:
+    """A new game is one package: nothing else names a game (docs and data may)."""
+    words = {part for name, game in CATALOGUE.items() for part in (name, game.title)}
+    pattern = "|".join(sorted(re.escape(word) for word in words))
+    packages = {game.package.replace(".", "/") for game in CATALOGUE.values()}
+    listed = subprocess.run(["git", "grep", "-l", "-i", "-E", pattern, "--", "*.py", "*.proto"],
+                            cwd=ROOT, capture_output=True, text=True, check=False).stdout.split()
+    outside = [path for path in listed
+               if not any(path.startswith(package + "/") for package in packages)
+               and not path.startswith(("services/tools/", "tests/", "shared/api/"))]
+    assert outside == []

@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament = sub.add_parser("tournament", help="create, join (with bots), watch a tournament")
     actions = tournament.add_subparsers(dest="action", required=True)
     create = actions.add_parser("create", help="create a tournament (and bring bot entries)")
-    create.add_argument("--game", default="willi-stich", choices=games)
+    create.add_argument("--game", required=True, choices=games)
     create.add_argument("--format", default="series", choices=("series", "knockout"))
     create.add_argument("--title", default="Stammtisch")
     create.add_argument("--name", default="organizer", help="the organizer's display name")
@@ -254,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--keep", type=int, default=1, help="knockout: players per table who go on")
     create.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
                         help=option_help + " of every table")
-    create.add_argument("--duplicate", action="store_true", help="duplicate deals (Willi, Willi Stich)")
+    create.add_argument("--duplicate", action="store_true", help="duplicate deals (games that have them)")
     create.add_argument("--round-seconds", type=int, default=0, help="round time limit (0: none)")
     create.add_argument("--start-in", type=float, default=60.0, help="seconds until it starts")
     create.add_argument("--bots", type=int, default=0, help="bot clients that register and play")
@@ -306,11 +306,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=_bench)
 
     load = sub.add_parser("loadtest", help="a tournament of bot clients through the full stack")
-    load.add_argument("--game", default="willi", choices=games)
+    load.add_argument("--game", choices=games, help="the game (default: the load test's own)")
     load.add_argument("--tables", type=int, default=25)
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
     load.add_argument("--tournament", action="store_true",
-                      help="bot entrants play a Willi Stich series and a Willi knockout")
+                      help="bot entrants play a series and a knockout (the tournament load's plans)")
     load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
     load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
     load.add_argument("--unary", action="store_true",

@@ -101,7 +101,7 @@ def options_proto(options: dict[str, Any], turn: float) -> common_pb2.TableOptio
 def carried_over(game: str, final: Game) -> dict[str, Any]:
     """Options the table's next game takes over from the last one's final public state.
 
-    Willi Stich: the deal passes on into the next game (RULES.md, "next_dealer").
+    A game that passes the deal on names the option and the view key in its entry.
     """
     view = final.view(None)
     return {option: view[key] for option, key in entry(game).carried_over.items()

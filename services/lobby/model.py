@@ -85,7 +85,7 @@ class LobbyTable:
     games_played: int = 0
     waiting: list[Newcomer] = field(default_factory=list)
     spectators: list[str] = field(default_factory=list)
-    #: Options the next game takes over from the last one (Willi Stich: the next dealer).
+    #: Options the next game takes over from the last one (such as the next dealer).
     carry: dict[str, Any] = field(default_factory=dict)
     #: Compare-and-set version of the stored document.
     version: int = 0

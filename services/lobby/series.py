@@ -117,7 +117,7 @@ class GameSeries:
 
     async def leave_game(self, table: LobbyTable, seat: int, player_id: str) -> bool:
         """The player leaves the running game: by the rules' ``leave`` where the game has one
-        (Willi Stich: total frozen, round dealt again), else a bot takes the seat over.
+        (its total frozen, the round dealt again), else a bot takes the seat over.
         Returns True when a bot now plays the seat."""
         if has_leave_and_chat(table.game):
             def leave(game: Game, head: CommitRecord) -> Change:

@@ -172,7 +172,7 @@ class Lobby:
     # -- talk and news ------------------------------------------------------------------------------
 
     async def chat(self, who: Identity, table_id: str, text: str) -> None:
-        """Table talk: in a running Willi Stich game a rules action (refused in the forehead
+        """Table talk: in a running game with its own chat a rules action (refused in the forehead
         round), always news for the table's watchers."""
         text = check_chat(text)
         table = await self.repo.get(table_id)

@@ -38,7 +38,7 @@ class FinishedGame:
 
     def people(self) -> list[int]:
         """The ranked seats: those a player sat at. A seat a bot took over after its player left still
-        counts for that player (leaving dodges no loss); bot-only seats and the Willi card monster have
+        counts for that player (leaving dodges no loss); bot-only seats and seats no person holds have
         no player id."""
         return [seat for seat, player in enumerate(self.player_ids) if player]
 

@@ -5,8 +5,8 @@ which Plackett-Luce rates as one event (no round robin of pairwise matches),
 and sigma says how sure we are, so a new player moves fast and a regular slowly.
 
 A finished game is a ranking of its people by final total: higher totals
-place better, equal totals share a placement (a tie). Bots and the Willi card
-monster are left out (see ``FinishedGame.people``); with fewer than two people
+place better, equal totals share a placement (a tie). Bots and seats no person
+holds are left out (see ``FinishedGame.people``); with fewer than two people
 left there is nothing to compare, and no rating changes. Two people are rated
 by the same model (for two, Plackett-Luce is a plain pairwise comparison), so
 the ratings of one game stay comparable whatever the table size.

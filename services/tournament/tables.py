@@ -42,7 +42,7 @@ LOST_START_SECONDS = 5.0
 
 def dealer_option(game: str, number: int, seats: int) -> dict[str, int]:
     """The first dealer of a round's game ``number`` (1, 2, ...): seat 0, 1, ... in turn, for
-    games that take the option and do not pass the deal on by themselves (Willi Stich does)."""
+    games that take the option and do not pass the deal on by themselves (``carried_over``)."""
     known = entry(game)
     takes = any(option.name == FIRST_DEALER for option in known.options)
     if not takes or FIRST_DEALER in known.carried_over:

@@ -68,7 +68,7 @@ def archive_of(reply: history_pb2.GetReplayResponse) -> GameArchive:
 
 def _game_of(name: str) -> str:
     """The catalogue name a replay's summary gives; a file saved before games were named by
-    name carries the old enum's name ("GAME_WILLI_STICH"), read as that game's name."""
+    name carries the old enum's name ("GAME_" and the name in capitals), read as that game's name."""
     for game in CATALOGUE:
         if name in (game, "GAME_" + game.upper().replace("-", "_")):
             return game

@@ -2,7 +2,7 @@
 
 Ctrl-C (or end of input) leaves the table through the lobby's LeaveTable: a
 stand-in bot plays the seat on, or, in games whose rules have their own
-``leave`` (Willi Stich), the seat leaves the game by rule with its total kept.
+``leave``, the seat leaves the game by rule with its total kept.
 """
 
 from __future__ import annotations

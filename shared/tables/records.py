@@ -66,7 +66,7 @@ class CommitRecord:
         self.deadlines = deadlines
         #: The seat whose action this commit applied, whoever chose it: its player, its bot, or
         #: its turn clock (the default action on expiry). None when no seat acted: the game
-        #: start, a round's time limit (Wie Waldi), seating changes, the table's close.
+        #: start, a round's time limit, seating changes, the table's close.
         self.actor = actor
         self.action = action
         #: The state as JSON data: decoded from a blob, or made from the engine when asked for.

@@ -156,8 +156,13 @@ async def tournament(game: str, tables: int, seconds: float, redis_url: str, nat
         say(f"    {failure}")
 
 
-def main(game: str, tables: int, seconds: float, workers: int = 1, streamed: bool = True) -> int:
-    """Start servers, run the tournament, stop everything."""
+#: The game the load test plays when none is named: four seats of tricks, the common case.
+DEFAULT_GAME = "willi"
+
+
+def main(game: str | None, tables: int, seconds: float, workers: int = 1, streamed: bool = True) -> int:
+    """Start servers, run the tournament (of ``game``, else :data:`DEFAULT_GAME`), stop everything."""
+    game = game or DEFAULT_GAME
     with tempfile.TemporaryDirectory(prefix="stammtisch-load-") as raw, \
             local_servers(Path(raw) / "servers") as (redis_url, nats_url):
         asyncio.run(tournament(game, tables, seconds, redis_url, nats_url, Path(raw), workers, streamed))

@@ -5,7 +5,7 @@ allows (the catalogue's seat range). Among the splits of the players into
 allowed sizes the one closest to the preferred size wins: the least sum of
 squared differences from it, then the most tables of exactly that size. Only
 when no split of the players exists (too few, or a gap in the range: five
-players for Willi's 3-4) do bots fill seats: the fewest bots that make a
+players for a game of 3-4 seats) do bots fill seats: the fewest bots that make a
 split possible, one per table from the smallest tables on.
 """
 

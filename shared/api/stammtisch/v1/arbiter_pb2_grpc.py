@@ -27,8 +27,7 @@ if _version_not_supported:
 
 class ArbiterServiceStub:
     """Real-time play: the games whose ListGames entry names this service
-    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
-    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    (`service`: "stammtisch.v1.ArbiterService": the simultaneous games). Every seat acts whenever it likes; the table's order is the order of
     atomic commits, so any replica may serve any player. The same calls and
     answers as EngineService (one server implementation serves both).
     """
@@ -63,8 +62,7 @@ class ArbiterServiceStub:
 
 class ArbiterServiceServicer:
     """Real-time play: the games whose ListGames entry names this service
-    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
-    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    (`service`: "stammtisch.v1.ArbiterService": the simultaneous games). Every seat acts whenever it likes; the table's order is the order of
     atomic commits, so any replica may serve any player. The same calls and
     answers as EngineService (one server implementation serves both).
     """
@@ -127,8 +125,7 @@ def add_ArbiterServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class ArbiterService:
     """Real-time play: the games whose ListGames entry names this service
-    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
-    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    (`service`: "stammtisch.v1.ArbiterService": the simultaneous games). Every seat acts whenever it likes; the table's order is the order of
     atomic commits, so any replica may serve any player. The same calls and
     answers as EngineService (one server implementation serves both).
     """

@@ -28,8 +28,7 @@ GRPC_VERSION: str
 
 class ArbiterServiceStub:
     """Real-time play: the games whose ListGames entry names this service
-    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
-    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    (`service`: "stammtisch.v1.ArbiterService": the simultaneous games). Every seat acts whenever it likes; the table's order is the order of
     atomic commits, so any replica may serve any player. The same calls and
     answers as EngineService (one server implementation serves both).
     """
@@ -47,8 +46,7 @@ class ArbiterServiceStub:
 @_typing.type_check_only
 class ArbiterServiceAsyncStub(ArbiterServiceStub):
     """Real-time play: the games whose ListGames entry names this service
-    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
-    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    (`service`: "stammtisch.v1.ArbiterService": the simultaneous games). Every seat acts whenever it likes; the table's order is the order of
     atomic commits, so any replica may serve any player. The same calls and
     answers as EngineService (one server implementation serves both).
     """
@@ -62,8 +60,7 @@ class ArbiterServiceAsyncStub(ArbiterServiceStub):
 
 class ArbiterServiceServicer(metaclass=_abc_1.ABCMeta):
     """Real-time play: the games whose ListGames entry names this service
-    (`service`: "stammtisch.v1.ArbiterService", the simultaneous games such as Wie
-    Waldi). Every seat acts whenever it likes; the table's order is the order of
+    (`service`: "stammtisch.v1.ArbiterService": the simultaneous games). Every seat acts whenever it likes; the table's order is the order of
     atomic commits, so any replica may serve any player. The same calls and
     answers as EngineService (one server implementation serves both).
     """

@@ -83,8 +83,8 @@ Global___Event: _TypeAlias = Event  # noqa: Y015
 @_typing.final
 class Deadline(_message.Message):
     """A decision a seat owes, and when the server will answer it by default.
-    Seat -1 is a deadline of the whole table: Wie Waldi's round time limit
-    (`round_seconds`), when the server ends the round.
+    Seat -1 is a deadline of the whole table: a round's time limit (a game
+    option such as `round_seconds`), when the server ends the round.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -194,8 +194,8 @@ class TableOptions(_message.Message):
     @_builtins.property
     def game_options(self) -> _struct_pb2.Struct:
         """The game's own options by name (LobbyService.ListGames lists each game's
-        options with their types, bounds and defaults), e.g. {"start_round": 17}
-        for Willi Stich or {"max_rounds": 3} for Willi Wacker. A name the game does
+        options with their types, bounds and defaults), e.g. {"max_rounds": 3}
+        where a game has that option (proto/README.md has examples). A name the game does
         not have, a value of another type, one outside the option's bounds, or
         null is INVALID_ARGUMENT naming the option. JSON numbers are doubles: an
         integral one is an integer for an integer option. In a Table: the options

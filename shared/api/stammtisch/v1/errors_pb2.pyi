@@ -39,7 +39,7 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     ERROR_CODE_MUST_FOLLOW: _ErrorCode.ValueType  # 7
     """The card breaks the game's follow rule."""
     ERROR_CODE_NO_MATCH: _ErrorCode.ValueType  # 8
-    """Wie Waldi: colours do not coincide; Willi Wacker: no set or run."""
+    """The cards do not fit together as the rules ask (colours, sets, runs)."""
     ERROR_CODE_NOT_ALLOWED: _ErrorCode.ValueType  # 9
     """Any other rule forbids it; the message says which."""
 
@@ -64,7 +64,7 @@ ERROR_CODE_STALE: ErrorCode.ValueType  # 6
 ERROR_CODE_MUST_FOLLOW: ErrorCode.ValueType  # 7
 """The card breaks the game's follow rule."""
 ERROR_CODE_NO_MATCH: ErrorCode.ValueType  # 8
-"""Wie Waldi: colours do not coincide; Willi Wacker: no set or run."""
+"""The cards do not fit together as the rules ask (colours, sets, runs)."""
 ERROR_CODE_NOT_ALLOWED: ErrorCode.ValueType  # 9
 """Any other rule forbids it; the message says which."""
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015

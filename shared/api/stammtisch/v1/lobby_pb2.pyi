@@ -167,9 +167,9 @@ class GameInfo(_message.Message):
     LEAVE_AND_CHAT_FIELD_NUMBER: _builtins.int
     SCHEMAS_JSON_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """The name every request uses ("willi-stich")."""
+    """The name every request uses (lower case with dashes)."""
     title: _builtins.str
-    """The name players read ("Willi Stich")."""
+    """The name players read."""
     min_seats: _builtins.int
     max_seats: _builtins.int
     default_seats: _builtins.int
@@ -334,7 +334,7 @@ class Table(_message.Message):
     spectators: _builtins.int
     play_port: _builtins.int
     """Where this table is played best: a port on the host of the game's service (the engine's,
-    or the arbiter's for Wie Waldi), served by the one server process that holds the table, when
+    or the arbiter's for a simultaneous game), served by the one server process that holds the table, when
     the server runs several processes on one host. 0: use the service's own address. Every
     process serves every table either way; this port only spares them work (proto/README.md).
     """

@@ -34,7 +34,7 @@ class ScoringServiceStub:
     game: a skill estimate mu and its uncertainty sigma. A finished game ranks
     its people by final total (equal totals share a placement), everyone starts
     at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
-    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    rating mu - 3 * sigma (a new player: 0). Bots and seats no person holds
     are not ranked, and a game with fewer than two people changes no rating.
     Ratings from before openskill (Elo) start again at the default; games and
     wins are kept.
@@ -72,7 +72,7 @@ class ScoringServiceServicer:
     game: a skill estimate mu and its uncertainty sigma. A finished game ranks
     its people by final total (equal totals share a placement), everyone starts
     at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
-    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    rating mu - 3 * sigma (a new player: 0). Bots and seats no person holds
     are not ranked, and a game with fewer than two people changes no rating.
     Ratings from before openskill (Elo) start again at the default; games and
     wins are kept.
@@ -139,7 +139,7 @@ class ScoringService:
     game: a skill estimate mu and its uncertainty sigma. A finished game ranks
     its people by final total (equal totals share a placement), everyone starts
     at mu = 25, sigma = 25/3. Leaderboards show and sort by the conservative
-    rating mu - 3 * sigma (a new player: 0). Bots and the Willi card monster
+    rating mu - 3 * sigma (a new player: 0). Bots and seats no person holds
     are not ranked, and a game with fewer than two people changes no rating.
     Ratings from before openskill (Elo) start again at the default; games and
     wins are kept.

@@ -156,8 +156,8 @@ class TournamentSettings(_message.Message):
     keep: _builtins.int
     """Knockout: players per table who go on (1 to the game's least seats - 1; 0 means 1)."""
     duplicate_deals: _builtins.bool
-    """Every table of a round plays the same seeds; scored by comparison (Willi
-    and Willi Stich only).
+    """Every table of a round plays the same seeds; scored by comparison (only
+    games whose ListGames entry has duplicate_deals).
     """
     late_entry_until_round: _builtins.int
     """Series: registration stays open until this round is seated (0: closes at the start)."""
@@ -166,9 +166,7 @@ class TournamentSettings(_message.Message):
     no_show: Global___NoShow.ValueType
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
-        """Options of every table (e.g. game_options {"start_round": 17} for short
-        Willi Stich games).
-        """
+        """Options of every table (e.g. game options for short games)."""
 
     @_builtins.property
     def start_at(self) -> _timestamp_pb2.Timestamp:

@@ -30,7 +30,7 @@ class TournamentServiceStub:
     Every RPC needs the metadata `authorization: Bearer <token>`. A director
     (one per tournament at a time) seats each round, creates its tables in the
     lobby and waits for their games; players play their seats with the game's
-    own service (EngineService, or ArbiterService for Wie Waldi) like at any
+    own service (EngineService, or ArbiterService for a simultaneous game) like at any
     table. See proto/README.md, "Tournaments", for the flow.
 
     Scoring rule (the same in the code and README.md):
@@ -124,7 +124,7 @@ class TournamentServiceServicer:
     Every RPC needs the metadata `authorization: Bearer <token>`. A director
     (one per tournament at a time) seats each round, creates its tables in the
     lobby and waits for their games; players play their seats with the game's
-    own service (EngineService, or ArbiterService for Wie Waldi) like at any
+    own service (EngineService, or ArbiterService for a simultaneous game) like at any
     table. See proto/README.md, "Tournaments", for the flow.
 
     Scoring rule (the same in the code and README.md):
@@ -313,7 +313,7 @@ class TournamentService:
     Every RPC needs the metadata `authorization: Bearer <token>`. A director
     (one per tournament at a time) seats each round, creates its tables in the
     lobby and waits for their games; players play their seats with the game's
-    own service (EngineService, or ArbiterService for Wie Waldi) like at any
+    own service (EngineService, or ArbiterService for a simultaneous game) like at any
     table. See proto/README.md, "Tournaments", for the flow.
 
     Scoring rule (the same in the code and README.md):

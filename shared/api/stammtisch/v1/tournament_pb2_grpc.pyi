@@ -31,7 +31,7 @@ class TournamentServiceStub:
     Every RPC needs the metadata `authorization: Bearer <token>`. A director
     (one per tournament at a time) seats each round, creates its tables in the
     lobby and waits for their games; players play their seats with the game's
-    own service (EngineService, or ArbiterService for Wie Waldi) like at any
+    own service (EngineService, or ArbiterService for a simultaneous game) like at any
     table. See proto/README.md, "Tournaments", for the flow.
 
     Scoring rule (the same in the code and README.md):
@@ -87,7 +87,7 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     Every RPC needs the metadata `authorization: Bearer <token>`. A director
     (one per tournament at a time) seats each round, creates its tables in the
     lobby and waits for their games; players play their seats with the game's
-    own service (EngineService, or ArbiterService for Wie Waldi) like at any
+    own service (EngineService, or ArbiterService for a simultaneous game) like at any
     table. See proto/README.md, "Tournaments", for the flow.
 
     Scoring rule (the same in the code and README.md):
@@ -139,7 +139,7 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
     Every RPC needs the metadata `authorization: Bearer <token>`. A director
     (one per tournament at a time) seats each round, creates its tables in the
     lobby and waits for their games; players play their seats with the game's
-    own service (EngineService, or ArbiterService for Wie Waldi) like at any
+    own service (EngineService, or ArbiterService for a simultaneous game) like at any
     table. See proto/README.md, "Tournaments", for the flow.
 
     Scoring rule (the same in the code and README.md):
