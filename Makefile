@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test proto lint bench loadtest chaos venv redis-server prometheus clean
+.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server prometheus clean
 
 venv: $(STAMP)
 
@@ -46,12 +46,16 @@ run: $(STAMP) redis-server
 test: $(STAMP) redis-server prometheus
 	$(BIN)/python -m pytest
 
+# Engines, units and conformance: no servers, no long property runs (under a minute).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration and not slow"
+
 proto: $(STAMP)
 	$(BIN)/python -m services.tools.protogen
 
 lint: $(STAMP)
 	$(BIN)/ruff check shared services tests
-	$(BIN)/mypy shared services
+	$(BIN)/mypy shared services $(foreach game,$(TEST_GAMES),$(dir $(game))$(notdir $(patsubst %/,%,$(dir $(game)))))
 	cd proto && ../$(BIN)/buf lint
 
 bench: $(STAMP) redis-server

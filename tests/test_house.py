@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 import subprocess
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from shared.games.catalog import CATALOGUE
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def imported_modules(path: Path) -> set[str]:
+@cache
+def imported_modules(path: Path) -> frozenset[str]:
     """Every module a source file imports (absolute imports only; the project uses no others)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
@@ -23,7 +25,7 @@ def imported_modules(path: Path) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
-    return found
+    return frozenset(found)
 
 
 def offenders(room: str, banned: str) -> list[str]:

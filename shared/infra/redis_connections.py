@@ -2,8 +2,8 @@
 and all pack commands with hiredis.
 
 Both rely on internals of the pinned redis-py (``socket_timeout`` and
-``_send_packed_command`` of its asyncio Connection); tests/unit/test_redis_client.py
-and tests/integration/test_redis_cancellation.py say when an upgrade breaks them.
+``_send_packed_command`` of its asyncio Connection); tests/infra/test_redis_client.py
+and tests/infra/test_redis_cancellation.py say when an upgrade breaks them.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def open_channel(target: str) -> grpc.aio.Channel:
 @dataclass(frozen=True)
 class Endpoints:
     """Where the services listen (each "host:port", or replicas as "ip:port,ip:port"): one
-    field per name of shared.config.SERVICE_NAMES, in its order (tests/unit/test_services.py)."""
+    field per name of shared.config.SERVICE_NAMES, in its order (tests/services/host/test_services.py)."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"

@@ -10,7 +10,12 @@ import re
 from typing import Any
 
 import pytest
-from deploy_support import (
+from prometheus_client import REGISTRY
+from prometheus_client.metrics import MetricWrapperBase
+
+import shared.obs.metrics
+from shared.config import SERVICE_NAMES
+from tests.support.deploy import (
     COMPOSE_PATH,
     DASHBOARD_PATH,
     K8S_DIR,
@@ -19,11 +24,6 @@ from deploy_support import (
     load_yaml,
     load_yaml_all,
 )
-from prometheus_client import REGISTRY
-from prometheus_client.metrics import MetricWrapperBase
-
-import shared.obs.metrics
-from shared.config import SERVICE_NAMES
 
 
 def _exposed_names(name: str, kind: str, labels: frozenset[str]) -> dict[str, frozenset[str]]:

@@ -16,7 +16,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from deploy_support import (
+
+from shared.config import Settings
+from tests.support.deploy import (
     CLUSTER_OVERLAY_DIR,
     CONFIGMAP_NAME,
     HELM_DIR,
@@ -27,8 +29,6 @@ from deploy_support import (
     load_yaml,
     settings_from,
 )
-
-from shared.config import Settings
 
 #: Helm releases and namespaces deploy/README.md installs the charts as.
 NATS_RELEASE, NATS_NAMESPACE = "nats", "nats"

@@ -8,9 +8,9 @@ import subprocess
 from typing import Any
 
 import pytest
-from deploy_support import COMPOSE_PATH, REPO_ROOT, load_yaml, settings_from
 
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES
+from tests.support.deploy import COMPOSE_PATH, REPO_ROOT, load_yaml, settings_from
 
 REQUIRED_SERVICES = {"redis", "nats", *SERVICE_NAMES}
 #: Host ports for the services' /metrics (each container listens on its metrics port).

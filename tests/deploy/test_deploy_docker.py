@@ -6,9 +6,8 @@ import json
 import re
 import tomllib
 
-from deploy_support import DOCKERFILE_PATH, REPO_ROOT
-
 from shared.config import DEFAULT_PORTS, Settings
+from tests.support.deploy import DOCKERFILE_PATH, REPO_ROOT
 
 
 def _instructions() -> list[tuple[str, str]]:

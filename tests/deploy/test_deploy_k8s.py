@@ -9,7 +9,10 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from deploy_support import (
+
+from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
+from shared.rpc.token_secret import require_token_secret
+from tests.support.deploy import (
     CONFIGMAP_NAME,
     K8S_DIR,
     K8S_VERSIONS,
@@ -19,9 +22,6 @@ from deploy_support import (
     load_yaml_all,
     settings_from,
 )
-
-from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
-from shared.rpc.token_secret import require_token_secret
 
 SECRET_NAME = "stammtisch-token"
 SECRET_KEY = "STAMMTISCH_TOKEN_SECRET"

@@ -8,15 +8,15 @@ import subprocess
 from typing import Any
 
 import pytest
-from deploy_support import (
+
+from shared.config import SERVICE_NAMES, Settings
+from tests.support.deploy import (
     DASHBOARD_PATH,
     PROMETHEUS_DIR,
     TARGET_LABELS,
     dashboard_panels,
     load_yaml,
 )
-
-from shared.config import SERVICE_NAMES, Settings
 
 #: Metric names as they appear in PromQL.
 _METRIC = re.compile(r"\b((?:stammtisch|process|python)_[a-zA-Z0-9_]+)\b")

@@ -8,11 +8,13 @@ import sys
 import zipfile
 from pathlib import Path
 
-from deploy_support import REPO_ROOT
+import pytest
 
 from shared.games.catalog import CATALOGUE
+from tests.support.deploy import REPO_ROOT
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_each_built_in_games_rules_schemas_and_cases(tmp_path: Path) -> None:
     source = tmp_path / "source"  # a copy as the image's build stage has it: the build writes there
     for part in ("shared", "services"):

@@ -26,9 +26,6 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import PROMETHEUS_DIR, dashboard_panels, load_yaml
-from prometheus_server import PrometheusAPI, start_prometheus
-from service_processes import service_processes
 
 from services.tools.perf.arbiter import GAME as WALDI
 from services.tools.perf.arbiter import SEATS as WALDI_SEATS
@@ -37,6 +34,9 @@ from services.tools.perf.bench import STACK_ENV
 from services.tools.perf.loadtest import SEATS, Tournament
 from shared.config import SERVICE_NAMES
 from shared.sdk.client import Endpoints, StammtischClient
+from tests.support.deploy import PROMETHEUS_DIR, dashboard_panels, load_yaml
+from tests.support.prometheus import PrometheusAPI, start_prometheus
+from tests.support.service_processes import service_processes
 
 pytestmark = [
     pytest.mark.integration,

@@ -117,6 +117,7 @@ def test_the_schemas_are_valid_draft_2020_12(name: str) -> None:
     Draft202012Validator.check_schema(schema("table.events"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GAMES)
 def test_every_view_event_and_legal_action_of_random_games_matches_the_schemas(name: str) -> None:
     seen: set[str] = set()

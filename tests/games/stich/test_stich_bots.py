@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from shared.games.bots import RandomBot
 from shared.games.simulate import play_game
 from shared.games.stich.bots import BOTS, HeuristicBot
 from shared.games.stich.engine import WilliStich
-from tests.games.stich.stich_support import call_in_turn, dealt
+from tests.support.stich import call_in_turn, dealt
 
 
 def test_bots_are_registered() -> None:
@@ -53,6 +55,7 @@ def test_heuristic_reads_the_foreheads() -> None:
         "type": "call", "tricks": 1}
 
 
+@pytest.mark.slow
 def test_heuristic_beats_random_players() -> None:
     """One heuristic seat against random ones; the random baseline is 1/seats."""
     wins = games = 0

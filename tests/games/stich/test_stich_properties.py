@@ -229,6 +229,7 @@ def play_checked(seed: int, seats: int, start: int, max_rounds: int,
     return game
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", range(4))
 def test_random_rounds_from_every_start(block: int) -> None:
     """900 games of one round each, starting at every round 1..19, 3 to 6 seats."""
@@ -238,6 +239,7 @@ def test_random_rounds_from_every_start(block: int) -> None:
                      check_rate=0.12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", range(4))
 def test_random_games_to_the_end(block: int) -> None:
     """1,000 games played from round 16, 17, 18 or 19 to the end, seats leaving more often."""

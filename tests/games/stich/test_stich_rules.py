@@ -12,8 +12,8 @@ from shared.games.stich.cards import DECK
 from shared.games.stich.engine import WilliStich
 from shared.games.stich.schedule import hand_size, round_kind
 from shared.games.stich.scoring import round_points
-from tests.games.engine_checks import act, refused
-from tests.games.stich.stich_support import call_in_turn, dealt, finish_round
+from tests.support.engines import act, refused
+from tests.support.stich import call_in_turn, dealt, finish_round
 
 # --------------------------------------------------------------------- FAQ answers
 

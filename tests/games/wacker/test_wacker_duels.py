@@ -8,8 +8,8 @@ import pytest
 
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker
-from tests.games.engine_checks import act, refused
-from tests.games.wacker.wacker_support import conserved, dealt, empty_hand, kinds
+from tests.support.engines import act, refused
+from tests.support.wacker import conserved, dealt, empty_hand, kinds
 
 #: Seat 0 lays t1 = B5 B5, seat 1 t2 = B6, seat 2 t3 = B8; the draws are B1 B1 B2 | B2 B3 | ...
 VICTIM = ["B5", "B5", "PRUEGEL", "PRUEGEL", "ZAPFENSTREICH", "B4"]

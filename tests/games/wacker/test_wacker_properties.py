@@ -14,6 +14,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ from shared.games.wacker.trays import (
     forms_group,
     lay_options,
 )
-from tests.games.wacker.wacker_support import all_cards
+from tests.support.wacker import all_cards
 
 CHEAP_GAMES = 1000
 HEAVY_GAMES = 30
@@ -72,6 +73,7 @@ def cards_named(value: Any) -> set[str]:
     return set().union(*map(cards_named, value)) if isinstance(value, list) else set()
 
 
+@pytest.mark.slow
 def test_random_games_end_conserve_cards_and_every_turn_plays_a_card() -> None:
     rounds = 0
     for index in range(CHEAP_GAMES):
@@ -158,6 +160,7 @@ def hidden_shuffled(game: WilliWacker, viewer: int | None, rng: random.Random) -
     return WilliWacker.from_dict(data)
 
 
+@pytest.mark.slow
 def test_refusals_change_nothing_legal_actions_are_accepted_and_state_round_trips() -> None:
     for index in range(HEAVY_GAMES):
         game, rng = new_game(index, "heavy")

@@ -6,8 +6,8 @@ import json
 
 from shared.games.errors import ErrorCode
 from shared.games.wacker.engine import WilliWacker
-from tests.games.engine_checks import act, refused
-from tests.games.wacker.wacker_support import dealt, drained, kinds
+from tests.support.engines import act, refused
+from tests.support.wacker import dealt, drained, kinds
 
 
 def test_the_round_ends_when_the_talon_is_empty_and_a_hand_is_emptied() -> None:

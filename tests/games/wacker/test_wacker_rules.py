@@ -10,8 +10,8 @@ from shared.games.errors import ErrorCode, SetupError
 from shared.games.wacker.cards import DECK, HAND_SIZE
 from shared.games.wacker.engine import WilliWacker
 from shared.games.wacker.trays import beer_counts, extension_options, forms_group, lay_options
-from tests.games.engine_checks import act, refused
-from tests.games.wacker.wacker_support import conserved, dealt, drained, kinds, lay_any
+from tests.support.engines import act, refused
+from tests.support.wacker import conserved, dealt, drained, kinds, lay_any
 
 INVALID = ErrorCode.INVALID_ACTION
 

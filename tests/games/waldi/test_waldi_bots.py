@@ -63,6 +63,7 @@ def test_a_race_between_heuristic_bots_comes_back_stale() -> None:
     assert info.value.code is ErrorCode.STALE
 
 
+@pytest.mark.slow
 def test_the_heuristic_bot_clearly_beats_random() -> None:
     games, wins = 60, 0
     for seed in range(games):

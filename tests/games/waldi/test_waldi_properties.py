@@ -186,12 +186,14 @@ def interleave(seed: int, seats: int, steps: int, deep_every: int) -> WieWaldi:
     return game
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seats", [2, 3, 4])
 def test_short_interleavings(seats: int) -> None:
     for seed in range(500):
         interleave(seed * 10 + seats, seats, steps=100, deep_every=25)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seats", [2, 3, 4])
 def test_whole_games_end(seats: int) -> None:
     for seed in range(4):

@@ -21,6 +21,7 @@ def test_heuristic_bots_finish_games_among_themselves(people: int) -> None:
         assert game.over and game.winners()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("people", [3, 4])
 def test_heuristic_beats_random_clearly(people: int) -> None:
     """One heuristic seat (rotating) among random ones wins far above the 1/n baseline."""

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from shared.games.errors import ErrorCode, RuleError
 from shared.games.willi.cards import full_deck
 from shared.games.willi.engine import Willi
-from tests.games.willi.willi_support import EventScorer, cards_shown, finish_randomly, random_step
+from tests.support.willi import EventScorer, cards_shown, finish_randomly, random_step
 
 DECK = sorted(full_deck())
 KINDS = ("discard", "play", "meinz", "pass", "exchange")
@@ -63,6 +63,7 @@ def some_action(rng: random.Random, game: Willi) -> dict[str, Any]:
 GAMES_PER_TABLE_SIZE = 600
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("people", [3, 4])
 def test_random_games_keep_cards_tricks_and_scores(people: int) -> None:
     """Every legal action is accepted; 36 cards always; 2 tricks each; scores from events."""
@@ -81,6 +82,7 @@ def test_random_games_keep_cards_tricks_and_scores(people: int) -> None:
         assert game.winners() and all(seat < people for seat in game.winners())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("people", [3, 4])
 def test_actions_outside_the_legal_list_are_refused_with_the_right_code(people: int) -> None:
     for seed in range(20):
@@ -121,6 +123,7 @@ def hidden_from(game: Willi, viewer: int | None) -> set[str]:
     return (others - swapped) | {card for card in state.discards if card is not None}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("people", [3, 4])
 def test_no_view_or_event_shows_another_seats_hand_or_a_discard(people: int) -> None:
     for seed in range(6):
@@ -152,6 +155,7 @@ def assert_events_reveal_only_played_and_swapped_cards(
     assert monster_cards == stack[:len(monster_cards)]
 
 
+@pytest.mark.slow
 @settings(max_examples=80, derandomize=True, deadline=None)
 @given(people=st.sampled_from([3, 4]), seed=st.integers(0, 2**31), steps=st.integers(0, 500))
 def test_state_round_trips_through_json_mid_game(people: int, seed: int, steps: int) -> None:

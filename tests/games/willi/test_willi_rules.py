@@ -20,8 +20,8 @@ from shared.games.willi.rules import (
     playable,
     start_position,
 )
-from tests.games.engine_checks import act, refused
-from tests.games.willi.willi_support import (
+from tests.support.engines import act, refused
+from tests.support.willi import (
     COLOUR_DEAL,
     EXAMPLE_DEAL,
     LOW_DEAL,

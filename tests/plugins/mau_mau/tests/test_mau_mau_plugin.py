@@ -130,6 +130,7 @@ def bot_game(seats: int, seed: int, bots: list[Any], checked: bool) -> MauMau:
     raise AssertionError(f"{seats} seats seed {seed}: no end")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seats", [2, 3, 4, 5])
 def test_bot_games_end_keep_the_contract_and_never_show_hidden_cards(seats: int) -> None:
     for seed in range(4):

@@ -10,7 +10,7 @@ from mau_mau.engine import MauMau
 
 from shared.games.base import derived_rng
 from shared.games.errors import ErrorCode, SetupError
-from tests.games.engine_checks import act, refused
+from tests.support.engines import act, refused
 
 
 def dealt(hands: list[list[str]], up: str = "CK", stock: list[str] | None = None,
