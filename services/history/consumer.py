@@ -16,14 +16,14 @@ import json
 
 from nats.aio.msg import Msg
 
-from services.history.store import ArchiveStore, table_reader
+from services.history.store import ArchiveStore
 from shared.archive.document import ArchivedCommit, GameArchive
 from shared.errors import NotFound
 from shared.infra.result_group import GameResultGroup
 from shared.infra.runtime import Runtime
 from shared.obs.logs import get_logger
+from shared.tables.log import TableLog
 from shared.tables.records import CommitRecord
-from shared.tables.store import TableStore
 
 log = get_logger("history.consumer")
 
@@ -34,7 +34,7 @@ ACK_WAIT_SECONDS = 30.0
 BATCH = 1000
 
 
-async def game_records(store: TableStore, table_id: str, game_no: int, last_seq: int) -> list[CommitRecord]:
+async def game_records(store: TableLog, table_id: str, game_no: int, last_seq: int) -> list[CommitRecord]:
     """The commits of one game, oldest first: back from its last one to its ``game_started``
     (a game's start is always a snapshot of the log), then forward, each whole."""
     high = last_seq
@@ -72,7 +72,7 @@ class Archiver(GameResultGroup):
     def __init__(self, runtime: Runtime, archive: ArchiveStore) -> None:
         super().__init__(runtime, DURABLE, ACK_WAIT_SECONDS, self._on_message)
         self.archive = archive
-        self.tables = table_reader(runtime)
+        self.tables = TableLog(runtime)
 
     async def start(self) -> None:
         """Declare the archive stream, then join the replicas' durable consumer."""

@@ -15,7 +15,7 @@ import re
 
 import grpc
 
-from services.history.store import ArchiveStore, table_reader
+from services.history.store import ArchiveStore
 from shared.api.stammtisch.v1 import history_pb2, history_pb2_grpc
 from shared.archive.messages import replay_proto, summary_proto
 from shared.errors import NotFound
@@ -23,6 +23,7 @@ from shared.ids import check_table_id
 from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
 from shared.rpc.errors import ServiceError, invalid, not_found, precondition, unavailable
+from shared.tables.log import TableLog
 
 DEFAULT_PAGE = 20
 MAX_PAGE = 100
@@ -49,7 +50,7 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
 
     def __init__(self, runtime: Runtime, archive: ArchiveStore) -> None:
         self.archive = archive
-        self.tables = table_reader(runtime)
+        self.tables = TableLog(runtime)
 
     async def ListMyGames(self, request: history_pb2.ListMyGamesRequest,
                           context: grpc.aio.ServicerContext) -> history_pb2.ListMyGamesResponse:

@@ -28,7 +28,6 @@ from shared.archive.document import GameArchive
 from shared.archive.messages import summary_of
 from shared.config import Settings
 from shared.infra.runtime import Runtime
-from shared.tables.store import TableStore
 
 #: JetStream's err_code for a publish whose expected last sequence does not hold.
 WRONG_LAST_SEQUENCE = 10071
@@ -42,9 +41,6 @@ def archive_stream(settings: Settings) -> StreamConfig:
                         storage=StorageType.FILE, num_replicas=settings.stream_replicas)
 
 
-def table_reader(runtime: Runtime) -> TableStore:
-    """The live table store, for reading only (it never commits, so it needs no deadlines)."""
-    return TableStore(runtime, lambda *_args: {})
 
 
 def entry(archive: GameArchive) -> str:

@@ -29,7 +29,7 @@ from shared.infra.tasks import poll_forever
 from shared.obs.logs import get_logger
 from shared.obs.metrics import TABLES_CLOSED
 from shared.tables.clocks import IDLE_KEY
-from shared.tables.store import TableStore
+from shared.tables.log import TableLog
 
 log = get_logger("lobby.lifetime")
 
@@ -50,7 +50,7 @@ class TableLifetime:
         self.news = news
         self.key = runtime.key("lobby", "lifetime")
         # Reads game heads only, so it never uses the deadline policy.
-        self.store = TableStore(runtime, lambda _head, _change, _now: {})
+        self.store = TableLog(runtime)
         self.idle_seconds = runtime.settings.idle_close_seconds
         self.waiting_seconds = runtime.settings.waiting_close_seconds
         self.interval = min(1.0, self.idle_seconds / 4, self.waiting_seconds / 4)

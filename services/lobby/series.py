@@ -25,10 +25,9 @@ from shared.games.errors import RuleError
 from shared.infra.runtime import Runtime
 from shared.obs.logs import get_logger
 from shared.rpc.errors import unavailable
-from shared.tables.announce import Announcer
-from shared.tables.clocks import deadline_policy
 from shared.tables.records import CommitRecord, TableMeta
-from shared.tables.store import Change, NothingToDo, TableStore
+from shared.tables.store import Change, NothingToDo
+from shared.tables.writer import TableWriter
 
 log = get_logger("lobby.series")
 
@@ -44,10 +43,8 @@ class GameSeries:
         self.repo = repo
         self.news = news
         self.lifetime = lifetime
-        settings = runtime.settings
-        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds,
-                                                         settings.idle_close_seconds))
-        self.announcer = Announcer(runtime, self.store)
+        self.writer = TableWriter(runtime)
+        self.store = self.writer.store
 
     # -- start ------------------------------------------------------------------------------
 
@@ -67,7 +64,6 @@ class GameSeries:
             if isinstance(err, Refusal):
                 raise
             raise unavailable("the game could not be started; get ready again") from err
-        await self.announcer.announce(record)
         await self.lifetime.game_started(table.table_id)
         log.info("game_started", table_id=table.table_id, game_no=game_no, seq=record.seq)
         await self.news.tell(table, "game_started")
@@ -89,7 +85,7 @@ class GameSeries:
                    "turn_seconds": table.turn_seconds, "commitment": commitment(seed, salt),
                    "seats": [{"seat": index, "player_id": seat.player_id, "name": seat.name,
                               "bot": seat.bot or None} for index, seat in enumerate(table.seats)]}
-        return await self.store.create(meta, game, [started])
+        return await self.writer.create(meta, game, [started])
 
     # -- edits of the running game ---------------------------------------------------------------
 
@@ -108,11 +104,9 @@ class GameSeries:
             return edit(game, head)
 
         try:
-            record, _ = await self.store.commit(table.table_id, change)
+            await self.writer.commit(table.table_id, change)
         except NothingToDo:
             return False
-        assert record is not None  # no action id, so never a stored answer
-        await self.announcer.announce(record)
         return True
 
     async def leave_game(self, table: LobbyTable, seat: int, player_id: str) -> bool:

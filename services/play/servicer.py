@@ -128,7 +128,7 @@ class PlayService(Service):
         for worker in self.play.clocks:
             self.spawn(worker.run_forever(), "clock")
         if self.runtime.claim("results-relay"):
-            self.spawn(self.play.announcer.relay_forever(), "results-relay")
+            self.spawn(self.play.writer.announcer.relay_forever(), "results-relay")
         self.spawn(self._count_live_tables(), "live-tables")
 
     async def _count_live_tables(self, interval: float = 5.0) -> None:

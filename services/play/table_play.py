@@ -31,11 +31,11 @@ from shared.obs.metrics import (
 from shared.rpc.actions import action_of
 from shared.rpc.auth import Identity
 from shared.rpc.errors import ServiceError, clipped, invalid, precondition, rule_code_to_proto
-from shared.tables.announce import Announcer
-from shared.tables.clocks import ClockWorker, check_open, deadline_policy
+from shared.tables.clocks import ClockWorker, check_open
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
-from shared.tables.store import Change, TableStore
+from shared.tables.store import Change
+from shared.tables.writer import TableWriter
 
 MAX_ACTION_ID = 64
 
@@ -125,11 +125,10 @@ class TablePlay:
     def __init__(self, runtime: Runtime, games: frozenset[str], service: str, settings: Settings) -> None:
         self.games = games
         self.service = service
-        self.store = TableStore(runtime, deadline_policy(settings.bot_delay_seconds,
-                                                         settings.idle_close_seconds))
-        self.announcer = Announcer(runtime, self.store)
+        self.writer = TableWriter(runtime)
+        self.store = self.writer.store
         self.feeds = TableFeeds(runtime, self.store)
-        self.clocks = [ClockWorker(self.store, game, self.announcer.announce) for game in
+        self.clocks = [ClockWorker(self.writer, game) for game in
                        sorted({entry(g).service: g for g in games}.values())]
         self.updates = UpdateCache()
         self._turns = TableTurns()
@@ -195,10 +194,8 @@ class TablePlay:
 
         try:
             async with self._turns.turn(table_id):
-                record, answer = await self.store.commit(table_id, change, act_key)
-                if answer is None:
-                    assert record is not None
-                    await self.announcer.announce(record)  # in commit order; never raises
+                # announced in commit order (in the table's turn); the announcement never raises
+                record, answer = await self.writer.commit(table_id, change, act_key)
         except RuleError as err:
             ACTIONS.labels(game_name, "refused", err.code.value).inc()
             return await self.store.remember_refusal(table_id, act_key, err), None

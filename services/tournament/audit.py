@@ -11,8 +11,7 @@ from services.tournament.core.rounds import current_standings
 from services.tournament.core.standings import GameResult
 from services.tournament.model import Tournament
 from shared.infra.runtime import Runtime
-from shared.tables.clocks import deadline_policy
-from shared.tables.store import TableStore
+from shared.tables.log import TableLog
 
 #: Commits read per table at most (far above any game series of one round).
 MAX_COMMITS = 1_000_000
@@ -20,7 +19,7 @@ MAX_COMMITS = 1_000_000
 
 async def results_from_logs(runtime: Runtime, tournament: Tournament) -> list[GameResult]:
     """Every ``game_over`` in the logs of the tournament's tables, seats as the rounds seated them."""
-    tables = TableStore(runtime, deadline_policy(0.0, 1.0))
+    tables = TableLog(runtime)
     results = []
     for round_ in tournament.rounds:
         for index, seats in enumerate(round_.tables):

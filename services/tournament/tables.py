@@ -180,7 +180,7 @@ class TournamentTables:
         """Bots play every seat of the running game to its end at full speed. The seats keep their
         players (the result counts for them); a person acting meanwhile races the bots, and the table
         store orders the commits."""
-        store, announcer = self.series.store, self.series.announcer
+        writer = self.series.writer
 
         def bot_move(head: CommitRecord | None) -> Change:
             if head is None:
@@ -197,14 +197,11 @@ class TournamentTables:
 
         for _move in range(MAX_PLAY_OUT):
             try:
-                record, _ = await store.commit(table_id, bot_move)
+                await writer.commit(table_id, bot_move)
             except NothingToDo:
                 return
             except RuleError:
                 await asyncio.sleep(0.01)
-                continue
-            assert record is not None
-            await announcer.announce(record)
 
     async def close(self) -> None:
         """Stop play-outs in flight (another director finishes them)."""

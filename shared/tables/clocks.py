@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from shared.games.base import derived_rng
 from shared.games.errors import ErrorCode, RuleError
@@ -25,7 +25,10 @@ from shared.infra.tasks import poll_forever
 from shared.obs.logs import get_logger
 from shared.obs.metrics import TABLES_CLOSED, TURN_CLOCK_EXPIRIES
 from shared.tables.records import CommitRecord
-from shared.tables.store import Change, DeadlinePolicy, NothingToDo, TableStore
+from shared.tables.store import Change, DeadlinePolicy, NothingToDo
+
+if TYPE_CHECKING:
+    from shared.tables.writer import TableWriter
 
 log = get_logger("clocks")
 
@@ -137,12 +140,12 @@ def expire(head: CommitRecord, now: float) -> Change:
 class ClockWorker:
     """Polls one clock group's index, every shard of it, and fires what is due."""
 
-    def __init__(self, store: TableStore, game: str, announce: Any, interval: float = 0.05) -> None:
-        self.store = store
+    def __init__(self, writer: TableWriter, game: str, interval: float = 0.05) -> None:
+        self.writer = writer
+        self.store = writer.store
         self.game = game
-        self.announce = announce
         self.interval = interval
-        self._reindex = store.redis.register_script(_REINDEX)
+        self._reindex = self.store.redis.register_script(_REINDEX)
 
     async def run_forever(self) -> None:
         """Fire due deadlines until cancelled."""
@@ -167,7 +170,7 @@ class ClockWorker:
     async def fire(self, table_id: str) -> int:
         """Commit the answer to the earliest passed deadline of a table, if still due."""
         try:
-            record, _ = await self.store.commit(table_id, _expire_now)
+            record, _ = await self.writer.commit(table_id, _expire_now)
         except NothingToDo:
             await self._fix_index(table_id)
             return 0
@@ -176,11 +179,9 @@ class ClockWorker:
                       message=err.message)
             await self.store.redis.zadd(self.clocks_key(table_id), {table_id: time.time() + 5})
             return 0
-        if record is not None:
-            await self.announce(record)
-            if record.meta.closed:
-                TABLES_CLOSED.labels(record.meta.game, record.meta.closed).inc()
-                log.info("table_closed", table_id=table_id, reason=record.meta.closed, seq=record.seq)
+        if record is not None and record.meta.closed:
+            TABLES_CLOSED.labels(record.meta.game, record.meta.closed).inc()
+            log.info("table_closed", table_id=table_id, reason=record.meta.closed, seq=record.seq)
         return 1
 
     async def _fix_index(self, table_id: str) -> None:

@@ -24,6 +24,7 @@ from shared.tables.clocks import ClockWorker, deadline_policy
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord, TableMeta
 from shared.tables.store import Change, TableStore
+from shared.tables.writer import TableWriter
 
 pytestmark = pytest.mark.integration
 
@@ -87,9 +88,8 @@ async def test_an_action_id_is_applied_once_even_when_raced(runtime: Runtime) ->
 
 async def test_turn_clock_applies_exactly_one_default_with_two_workers(runtime: Runtime) -> None:
     store = _store(runtime)
-    announcer = Announcer(runtime, store)
     await _willi_table(store, turn_seconds=0.2)
-    workers = [ClockWorker(_store(runtime), "willi", announcer.announce) for _ in range(2)]
+    workers = [ClockWorker(TableWriter(runtime, _store(runtime)), "willi") for _ in range(2)]
     await asyncio.sleep(0.3)
     fired = await asyncio.gather(*(w.run_once() for w in workers))
     fired += await asyncio.gather(*(w.run_once() for w in workers))
@@ -107,9 +107,8 @@ async def test_turn_clock_applies_exactly_one_default_with_two_workers(runtime: 
 
 async def test_bot_seats_are_played_by_the_clock(runtime: Runtime) -> None:
     store = _store(runtime, bot_delay=0.0)
-    announcer = Announcer(runtime, store)
     await _willi_table(store, bots={str(s): "random" for s in range(4)})
-    worker = ClockWorker(store, "willi", announcer.announce)
+    worker = ClockWorker(TableWriter(runtime, store), "willi")
     for _ in range(2000):
         if not await worker.run_once():
             break
@@ -175,7 +174,7 @@ async def test_live_tables_count_running_games_only(runtime: Runtime) -> None:
     await _willi_table(store, "live2", bots={str(s): "random" for s in range(4)})
     await runtime.redis.zadd(store.live_key("willi", 0), {"abandoned": 1})  # its keys expired long ago
     assert await store.live_tables("willi") == 2
-    worker = ClockWorker(store, "willi", Announcer(runtime, store).announce)
+    worker = ClockWorker(TableWriter(runtime, store), "willi")
     while await worker.run_once():
         pass
     assert (await store.head("live2")).game().over
@@ -429,3 +428,26 @@ async def test_a_commit_reaches_the_stream_of_the_seat_that_made_it_first(runtim
     await Announcer(runtime, store).announce(record)
     await asyncio.wait_for(asyncio.gather(*followers), 5)
     assert woken == [0, 3, 2, 1]
+
+
+async def test_the_writer_announces_each_commit_it_makes_and_never_a_stored_answer(runtime: Runtime) -> None:
+    store = _store(runtime)
+    await _willi_table(store, "w1")
+    writer, heard = TableWriter(runtime, store), []
+    head = await store.head("w1")
+    seat = head.game().to_act()[0]
+    action = head.game().legal_actions(seat)[0]
+
+    def act(head: CommitRecord | None) -> Change:
+        assert head is not None
+        game = head.game()
+        return Change(game, game.apply(seat, action), head.meta, seat, action)
+
+    runtime.local_commits.listen("w1", heard.append)
+    try:
+        record, answer = await writer.commit("w1", act, "p:a1")
+        _, stored = await writer.commit("w1", act, "p:a1")  # a retried action id
+    finally:
+        runtime.local_commits.forget("w1", heard.append)
+    assert record is not None and answer is None and stored == {"seq": record.seq}
+    assert [commit.seq for commit in heard] == [record.seq]

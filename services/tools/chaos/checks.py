@@ -1,6 +1,6 @@
 """After the run: hold what the clients were told against Redis and scoring.
 
-The table logs are read the way the services read them (:class:`TableStore`,
+The table logs are read the way the services read them (:class:`TableLog`,
 the stored answer of each action id), and scoring is asked through its gRPC
 API, as a client would, once every process is back.
 """
@@ -21,9 +21,8 @@ from shared.config import Settings
 from shared.infra.runtime import open_runtime
 from shared.rpc.actions import action_of, action_proto
 from shared.sdk.client import Endpoints, StammtischClient
-from shared.tables.clocks import deadline_policy
+from shared.tables.log import TableLog
 from shared.tables.records import CommitRecord
-from shared.tables.store import TableStore
 
 #: How long scoring may take to catch up with the last results after the run.
 SCORING_WAIT_SECONDS = 60.0
@@ -56,7 +55,7 @@ async def check_logs(settings: Settings, ledger: Ledger, findings: Findings) -> 
     """Every acknowledged action is in its table's log exactly once, where its answer says."""
     acks = seat_actions(ledger)
     async with open_runtime(settings, name="stammtisch-chaos-check") as runtime:
-        store = TableStore(runtime, deadline_policy(0, runtime.settings.idle_close_seconds))
+        store = TableLog(runtime)
         for table_id in ledger.tables:
             log = await store.log_after(table_id, 0, limit=1_000_000)
             if [r.seq for r in log] != list(range(1, len(log) + 1)):
@@ -79,7 +78,7 @@ async def check_logs(settings: Settings, ledger: Ledger, findings: Findings) -> 
                         "for no action id a client sent (an action applied twice?)")
 
 
-async def _check_one(store: TableStore, ack: Acknowledged, by_seq: dict[int, CommitRecord],
+async def _check_one(store: TableLog, ack: Acknowledged, by_seq: dict[int, CommitRecord],
                      claimed: set[int]) -> str:
     answer = await store.answer(ack.table_id, f"{ack.player_id}:{ack.action_id}")
     if answer != {"seq": ack.seq}:
