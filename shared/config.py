@@ -98,7 +98,7 @@ class Settings:
     #: (shared/rpc/login_limits.py): a bucket of this many, refilled at this many a minute.
     logins_per_minute: int = 600
     bot_delay_seconds: float = 0.8
-    #: A running game in which no person acted for this long is closed (README, "Table lifetime").
+    #: A running game in which no person acted for this long is closed (shared/tables/README.md).
     idle_close_seconds: float = 600.0
     #: A table with no game running closes this long after it was created or its last game ended.
     waiting_close_seconds: float = 1800.0

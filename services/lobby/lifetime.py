@@ -1,6 +1,6 @@
 """How long a lobby table lives: no table stays open forever, whatever its clients do.
 
-Two rules (README, "Table lifetime") close the tables nobody plays:
+Two rules (shared/tables/README.md, "Table lifetime") close the tables nobody plays:
 
 - **idle**: a running game that no person changed for ``idle_close_seconds`` is
   closed by its own clock (shared/tables/clocks.py, event ``table_closed``); the

@@ -90,7 +90,7 @@ class TournamentTables:
             pass
         try:
             await self.series.store.head(table_id)
-            return None  # it had a game, so it existed: the lobby closed it (README, "Table lifetime")
+            return None  # it had a game, so it existed: the lobby closed it (shared/tables/README.md)
         except REFUSED:
             pass
         settings = tournament.settings

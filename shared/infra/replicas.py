@@ -6,7 +6,8 @@ the writes of its own connection, so it follows a barrier key in the same slot i
 the replication stream is ordered, so a replica holding the barrier holds every earlier write.
 When no replica answers within the wait, the write is acknowledged anyway and counted
 (``stammtisch_redis_unreplicated_writes_total``), and that master's writes are not waited for
-until INFO shows a replica online again: availability over a second copy (README, "What can be lost").
+until INFO shows a replica online again: availability over a second copy
+(shared/infra/README.md, "What can be lost").
 """
 
 from __future__ import annotations

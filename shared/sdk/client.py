@@ -117,7 +117,7 @@ class Update:
     @property
     def closed(self) -> str:
         """Why the table was closed before its game ended ("" while it is open): the newest
-        update of a closed table carries ``table_closed`` (README, "Table lifetime")."""
+        update of a closed table carries ``table_closed`` (shared/tables/README.md, "Table lifetime")."""
         return next((str(e.get("reason", "")) for e in self.events if e.get("type") == "table_closed"),
                     "")
 

@@ -9,7 +9,7 @@ Every running game also has an idle deadline, ``idle_seconds`` after a person
 last changed it (an action, leaving, taking a seat back; the game's start
 counts too). The clock's own commits (bot moves, timed-out defaults, a round's
 time up) do not move it, so a game that only the clock still plays is closed
-(``table_closed``) when it passes: no table runs on forever (README, "Table lifetime").
+(``table_closed``) when it passes: no table runs on forever (shared/tables/README.md, "Table lifetime").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Whole records (the head and the log's snapshots) are JSON via orjson, not compressed: zlib would
 cost most of each commit's encoding for little space. A log entry between snapshots is plain JSON
 of the action, its events and deadlines; any replica rebuilds any seq from the nearest snapshot
-before it by re-applying the actions after it with the pure engine (README.md, "Storage: the
+before it by re-applying the actions after it with the pure engine (shared/tables/README.md, "Storage: the
 head and the log"; older zlib-compressed records still decode).
 """
 

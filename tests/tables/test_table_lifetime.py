@@ -1,4 +1,4 @@
-"""Every table ends in bounded time, whatever its clients do (README, "Table lifetime").
+"""Every table ends in bounded time, whatever its clients do (shared/tables/README.md, "Table lifetime").
 
 Real Redis, NATS and gRPC; the limits are shortened to seconds so that the
 rules act within a test. What is checked is what a client sees: the game
