@@ -40,6 +40,13 @@ class MauMauWords(Words):
             return SUIT_SIGNS[card]
         return SUIT_SIGNS[suit(card)] + rank(card) if is_card(card) else card
 
+    def action_text(self, action: Mapping[str, Any]) -> str:
+        """A J's play names its wish as a suit sign: "play ♠J wish ♣"."""
+        wish = action.get("wish")
+        if isinstance(wish, str) and wish in SUIT_SIGNS:
+            return f"play {self.card_text(str(action.get('card')))} wish {SUIT_SIGNS[wish]}"
+        return super().action_text(action)
+
     def help_for(self, action: Mapping[str, Any]) -> str:
         """A J's play names what it asks of the next seat; the rest their type's line."""
         if action.get("type") == "play" and rank(str(action.get("card"))) == JACK:

@@ -240,6 +240,7 @@ def test_the_words_name_every_event_action_and_card() -> None:
     assert sorted(full_deck(), key=WORDS.card_key) == full_deck()
     assert [WORDS.card_text(card) for card in ("H10", "SJ", "C7", "D-")] == ["♥10", "♠J", "♣7", "D-"]
     assert "wish ♦" in WORDS.help_for({"type": "play", "card": "CJ", "wish": "D"})
+    assert WORDS.action_text({"type": "play", "card": "CJ", "wish": "D"}) == "play ♣J wish ♦"
     assert WORDS.help_for({"type": "draw"}) == MauMauWords.action_help["draw"]
 
 
