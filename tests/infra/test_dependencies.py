@@ -123,7 +123,7 @@ async def test_a_nats_restart_restores_live_news_results_and_scoring(
         assert seen == list(range(first.seq, seq + 1))
 
         game = finished("after-restart", "willi", ["ada", "ben", "cai", "dev"], [3, 1, 0, 2])
-        await engine.play.announcer.publish_results(game)  # JetStream publish on the healed connection
+        await engine.play.writer.announcer.publish_results(game)  # JetStream on the healed connection
         async with scoring(f"127.0.0.1:{services['scoring'].port}") as stub:
             results = await eventually(lambda: table_results(stub, auth(own_settings), "after-restart"))
         assert len(results) == 1  # the durable consumer pulls again
