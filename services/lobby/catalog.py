@@ -46,13 +46,11 @@ def game_options(game: str, options: common_pb2.TableOptions) -> dict[str, Any]:
     specs = {option.name: option for option in entry(game).options}
     chosen: dict[str, Any] = {}
     for name, value in json_format.MessageToDict(options.game_options).items():
-        option = specs.get(name)
-        if option is None:
-            raise invalid(f"{game} has no option {name!r}; its options are "
-                          f"{', '.join(specs) or 'none'}")
         if value is None:
             raise invalid(f"option {name!r} must not be null (leave it out for its default)")
-        chosen[name] = int(value) if isinstance(value, float) and _integral(value, option) else value
+        option = specs.get(name)  # an unknown name is refused by check_options, naming the options
+        integral = option is not None and isinstance(value, float) and _integral(value, option)
+        chosen[name] = int(value) if integral else value
     try:
         check_options(chosen, specs.values())
     except SetupError as err:

@@ -219,7 +219,7 @@ def check_options(options: Mapping[str, Any] | None, known: Iterable[Option]) ->
     for key, value in (options or {}).items():
         option = by_name.get(key)
         if option is None:
-            raise SetupError(f"unknown option '{key}'")
+            raise SetupError(f"unknown option '{key}'; the options are {', '.join(by_name) or 'none'}")
         kinds = option.types or (() if option.default is None else (type(option.default),))
         if value is not None and kinds and not _is_kind(value, kinds):
             raise SetupError(f"option '{key}' must be {' or '.join(k.__name__ for k in kinds)}")
