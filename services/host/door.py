@@ -1,0 +1,186 @@
+"""The door: nginx in front of every service, so clients need one TLS address (deploy/door/).
+
+`stammtisch up` renders deploy/door/nginx.conf.template from its settings (the service ports and,
+with several workers, each worker's own table ports), starts nginx as a supervised child, and
+reloads it (SIGHUP: old workers finish their streams) when the certificate files change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import threading
+from collections.abc import Mapping, Sequence
+from importlib import import_module
+from pathlib import Path
+from string import Template
+
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection
+
+from services.host.base import Service
+from shared.config import Settings
+from shared.infra.local import LocalServer, Supervisor, answers, free_port
+from shared.obs.logs import get_logger
+from shared.rpc.tls import certificate_name, development_certificates
+from shared.tables.placement import TABLE_SERVICES
+
+log = get_logger("door")
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "deploy" / "door"
+#: The metadata header that names the table of a play call; the door hashes it to pick a worker.
+TABLE_HEADER = "x-stammtisch-table"
+#: How often the certificate files are looked at for a renewal.
+RENEWAL_CHECK_SECONDS = 1.0
+#: Answered by the lobby's process through the door (every process serves them).
+COMMON_PATHS = (health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME)
+
+
+def nginx_binary() -> str:
+    """nginx from PATH, else where Debian puts it (/usr/sbin is not on every user's PATH)."""
+    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+    if not found:
+        raise RuntimeError("nginx not found: the door needs it (make nginx, or apt-get install nginx-light)")
+    return found
+
+
+def _template(name: str) -> Template:
+    return Template((TEMPLATES / name).read_text())
+
+
+def proto_services(name: str) -> list[str]:
+    """Every proto service the service ``name`` serves on its port (its ``full_names``)."""
+    module = import_module(f"services.{name}.service")
+    for value in vars(module).values():
+        if isinstance(value, type) and issubclass(value, Service) and getattr(value, "name", "") == name:
+            return value.full_names()
+    raise LookupError(f"services.{name}.service defines no service named {name!r}")
+
+
+def _backend_host(settings: Settings) -> str:
+    return "127.0.0.1" if settings.bind_host in ("0.0.0.0", "::", "") else settings.bind_host
+
+
+def _upstream(name: str, host: str, ports: Sequence[int], by_table: bool) -> str:
+    servers = "".join(f"        server {host}:{port} max_fails=1 fail_timeout=5s;\n" for port in ports)
+    balance = f"        hash $http_{TABLE_HEADER.replace('-', '_')} consistent;\n" if by_table else ""
+    return _template("upstream.template").substitute(name=name, balance=balance, servers=servers)
+
+
+def render_config(settings: Settings, ports: Mapping[str, int], state: Path) -> str:
+    """nginx.conf of a door on ``settings.door_port`` in front of the services at ``ports`` (name ->
+    port; the play services' calls spread over ``settings.table_ports`` by table when set)."""
+    host = _backend_host(settings)
+    upstreams: list[str] = []
+    locations: list[str] = []
+    scheme = "grpcs" if settings.service_tls else "grpc"
+    for name, port in ports.items():
+        own = settings.table_ports.get(name, ()) if name in TABLE_SERVICES else ()
+        upstreams.append(_upstream(name, host, own or [port], by_table=bool(own)))
+        paths = [*proto_services(name), *(COMMON_PATHS if name == next(iter(ports)) else ())]
+        locations.extend(_template("location.template").substitute(path=path, scheme=scheme, upstream=name)
+                         for path in paths)
+    backend_tls = ""
+    if settings.service_tls:
+        backend_tls = _template("backend_tls.template").substitute(
+            ca=settings.tls_ca, server_name=certificate_name(Path(settings.tls_cert)))
+    return _template("nginx.conf.template").substitute(
+        worker_processes="auto", state=state, upstreams="".join(upstreams),
+        listen=f"{settings.bind_host}:{settings.door_port}", cert=settings.tls_cert, key=settings.tls_key,
+        header_seconds=f"{settings.door_header_seconds:g}", calls_per_address=settings.door_calls_per_address,
+        backend_tls=backend_tls, locations="".join(locations))
+
+
+def with_door(settings: Settings, data_dir: Path) -> Settings:
+    """The settings of a stack behind a door: its port (a free one when the configured one is
+    taken), certificate files (development ones made in ``data_dir/tls`` unless configured) and,
+    unless configured, loopback as the trusted proxy (the door's X-Real-IP is believed)."""
+    changes: dict[str, object] = {}
+    if not settings.door_port or answers(f"tcp://{_backend_host(settings)}:{settings.door_port}"):
+        changes["door_port"] = free_port()
+    if not (settings.tls_cert and settings.tls_key):
+        dev = development_certificates(data_dir / "tls", [settings.bind_host])
+        changes.update(tls_cert=str(dev.cert), tls_key=str(dev.key), tls_ca=settings.tls_ca or str(dev.ca))
+    if not settings.trusted_proxies:
+        changes["trusted_proxies"] = ("127.0.0.0/8", "::1")
+    return dataclasses.replace(settings, **changes)  # type: ignore[arg-type]
+
+
+class Door:
+    """nginx for the duration of a ``with`` block: :meth:`open` starts it once the service ports are
+    known; it is restarted if it dies and reloaded when the certificate or key file changes."""
+
+    def __init__(self, settings: Settings, data_dir: Path) -> None:
+        self.settings = settings
+        self.state = data_dir / "door"
+        self.server: LocalServer | None = None
+        self._supervisor: Supervisor | None = None
+        self._stopping = threading.Event()
+        self._watcher = threading.Thread(target=self._watch_certificates, name="door-certs", daemon=True)
+        self.reloads = 0
+
+    @property
+    def address(self) -> str:
+        """grpcs://host:port of the door."""
+        return f"grpcs://{self.settings.bind_host}:{self.settings.door_port}"
+
+    @property
+    def ca(self) -> str:
+        """The CA certificate a client trusts (empty: the system's roots)."""
+        return self.settings.tls_ca
+
+    def open(self, settings: Settings, ports: Mapping[str, int]) -> None:
+        """Render the configuration for the services at ``ports`` (and ``settings.table_ports``)
+        and start nginx."""
+        self.settings = settings
+        for folder in ("tmp", "conf"):
+            (self.state / folder).mkdir(parents=True, exist_ok=True)
+        config = self.state / "conf" / "nginx.conf"
+        config.write_text(render_config(settings, ports, self.state))
+        errors = self.state / "error.log"
+        command = [nginx_binary(), "-p", str(self.state), "-c", str(config), "-e", str(errors)]
+        self.server = LocalServer.launch("nginx", self.address, command, errors)
+        self._supervisor = Supervisor([self.server]).__enter__()
+        self._watcher.start()
+        log.info("door_open", address=self.address, ca=self.ca, pid=self.server.process.pid)
+
+    def reload(self) -> None:
+        """Read the configuration and certificates again; connections open now keep their streams
+        (nginx's old workers serve them until they end)."""
+        if self.server is not None and self.server.alive:
+            self.server.process.send_signal(signal.SIGHUP)
+            self.reloads += 1
+            log.info("door_reloaded", reason="certificate files changed")
+
+    def _fingerprint(self) -> tuple[tuple[int, int], ...]:
+        stats = []
+        for path in (self.settings.tls_cert, self.settings.tls_key):
+            try:
+                found = os.stat(path)
+                stats.append((found.st_mtime_ns, found.st_size))
+            except OSError:
+                stats.append((0, 0))
+        return tuple(stats)
+
+    def _watch_certificates(self) -> None:
+        seen = self._fingerprint()
+        while not self._stopping.wait(RENEWAL_CHECK_SECONDS):
+            now = self._fingerprint()
+            if now != seen and all(size for _, size in now):
+                seen = now
+                self.reload()
+
+    def __enter__(self) -> Door:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.__exit__()
+        if self._watcher.is_alive():
+            self._watcher.join()
+        if self.server is not None:
+            self.server.stop()
+            log.info("door_closed")
