@@ -247,7 +247,7 @@ class PlayStream:
                     await self._follow()
                     raise RuntimeError("the Play stream ended")
                 except grpc.aio.AioRpcError as err:
-                    if err.code() not in RETRYABLE:
+                    if not self.client.transient(err):
                         raise
                     self._call = None
                     self.client.unplace(self.table_id, err)
@@ -352,6 +352,14 @@ class StammtischClient:
     def auth(self) -> tuple[tuple[str, str], ...]:
         """Call metadata carrying the token (none before login: the call goes out anonymous)."""
         return (("authorization", f"Bearer {self.token}"),) if self.token else ()
+
+    def transient(self, err: grpc.aio.AioRpcError) -> bool:
+        """Worth a retry with the same action id, or a resume after the last update: UNAVAILABLE,
+        DEADLINE_EXCEEDED and, through a door, a call it reset because its server process died
+        mid-call (nginx can only reset the stream: grpc reports INTERNAL "RST_STREAM")."""
+        return err.code() in RETRYABLE or (
+            self.endpoints.through_door and err.code() == grpc.StatusCode.INTERNAL
+            and "RST_STREAM" in (err.details() or ""))
 
     def table_metadata(self, table_id: str) -> tuple[tuple[str, str], ...]:
         """Metadata of a play call on a table: the token and the table's id (TABLE_HEADER), by
@@ -563,7 +571,7 @@ class StammtischClient:
                 if violation is not None:
                     raise RefusedAction(rule_code_name(violation), violation.message) from err
                 self.unplace(table_id, err)
-                if err.code() not in RETRYABLE or attempt == attempts - 1:
+                if not self.transient(err) or attempt == attempts - 1:
                     raise
                 await asyncio.sleep(min(MAX_BACKOFF_SECONDS, 0.05 * 2 ** attempt))
         raise AssertionError("unreachable")
@@ -618,7 +626,7 @@ class StammtischClient:
                         yield update
                 return
             except grpc.aio.AioRpcError as err:
-                if not reconnect or err.code() not in RETRYABLE:
+                if not reconnect or not self.transient(err):
                     raise
                 self.unplace(table_id, err)
                 await asyncio.sleep(0.2)

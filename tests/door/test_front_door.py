@@ -127,7 +127,8 @@ async def test_a_tables_players_meet_in_one_worker_and_its_death_does_not_end_th
             for clients, table_id in tables:
                 assert all(table_id not in client._placed for client in clients)
                 opened = await _streams_opened(stack, clients, table_id)
-                assert sorted(opened) == [0, SEATS], opened
+                # all four on one worker (the other's count may still drop as the last table's close)
+                assert max(opened) == SEATS and min(opened) <= 0, opened
             bot = bot_levels("willi")["heuristic"]
             playing = asyncio.ensure_future(asyncio.gather(*(
                 play_seat(client, table_id, bot(), random.Random(seat))
