@@ -13,7 +13,7 @@ from pathlib import Path
 from services.host.door import Door, with_door
 from services.host.runner import Running, running_services
 from shared.config import SERVICE_NAMES, Settings
-from shared.sdk.client import Endpoints
+from shared.sdk.client import Endpoints, StammtischClient
 
 
 @dataclass
@@ -45,6 +45,15 @@ async def door_in_front(settings: Settings, data_dir: Path, **changes: object) -
         with Door(settings, data_dir) as door:
             door.open(settings, {item.service.name: item.port for item in running})
             yield OpenDoor(door, running, settings)
+
+
+@contextlib.asynccontextmanager
+async def client_from(opened: OpenDoor, source: str) -> AsyncIterator[StammtischClient]:
+    """A client whose connections reach the door from the loopback address ``source``."""
+    host, port = opened.address.rsplit(":", 1)
+    async with SourceRelay(source, (host, int(port))).running() as relay, \
+            StammtischClient(Endpoints.door(f"127.0.0.1:{relay.port}", Path(opened.door.ca))) as client:
+        yield client
 
 
 class SourceRelay:
