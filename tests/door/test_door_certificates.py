@@ -16,6 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from services.host.healthcheck import check
 from shared.config import Settings
 from shared.rpc.tls import development_certificates, issue_server_cert
 from shared.sdk.client import Endpoints, StammtischClient
@@ -84,7 +85,7 @@ async def test_a_renewed_certificate_is_served_and_open_streams_go_on(
 
 
 async def test_the_services_answer_over_tls_and_the_door_talks_tls_to_them(
-        settings: Settings, tmp_path: Path) -> None:
+        settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with door_in_front(settings, tmp_path, service_tls=True) as opened:
         conf = (tmp_path / "door" / "conf" / "nginx.conf").read_text()
         assert "grpc_pass grpcs://lobby;" in conf
@@ -102,3 +103,9 @@ async def test_the_services_answer_over_tls_and_the_door_talks_tls_to_them(
         direct = dataclasses.replace(plain, tls=True, root_certificates=Path(opened.door.ca).read_bytes())
         async with StammtischClient(direct) as client:
             assert await client.games()
+        lobby = f"127.0.0.1:{ports['lobby']}"
+        assert not await asyncio.to_thread(check, "lobby", lobby), "a plaintext probe gets no answer"
+        monkeypatch.setenv("STAMMTISCH_SERVICE_TLS", "1")
+        monkeypatch.setenv("STAMMTISCH_TLS_CERT", opened.settings.tls_cert)
+        monkeypatch.setenv("STAMMTISCH_TLS_CA", opened.door.ca)
+        assert await asyncio.to_thread(check, "lobby", lobby)
