@@ -182,6 +182,10 @@ def _bench(args: argparse.Namespace) -> int:
         from services.tools.perf.catchup import main as catchup_main
 
         return catchup_main()
+    if args.door:
+        from services.tools.perf.loadtest import main as loadtest_main
+
+        return loadtest_main(None, args.door_tables, 240.0, args.workers, door=True)
     from services.tools.perf.bench import main as bench_main
 
     return bench_main(args.workers)
@@ -194,7 +198,7 @@ def _loadtest(args: argparse.Namespace) -> int:
         return tournament_main(args.players, args.seconds)
     from services.tools.perf.loadtest import main as loadtest_main
 
-    return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary)
+    return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary, args.door)
 
 
 def _chaos(args: argparse.Namespace) -> int:
@@ -317,6 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--catchup", action="store_true",
                        help="instead: only the catch-up step (resume from seq 0 over a 5,000-commit log)")
     bench.add_argument("--tables", type=int, default=1000, help="--soak: live tables")
+    bench.add_argument("--door", action="store_true",
+                       help="only the door's cost: the load test's tables directly, then through the door "
+                            "(nginx CPU per action, added p50/p99), side by side")
+    bench.add_argument("--door-tables", type=int, default=25, help="--door: tables each time")
     bench.add_argument("--streams", type=int, default=4000, help="--soak: open streams")
     bench.set_defaults(func=_bench)
 
@@ -328,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="bot entrants play a series and a knockout (the tournament load's plans)")
     load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
     load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
+    load.add_argument("--door", action="store_true",
+                      help="then the same again through the door; prints both side by side")
     load.add_argument("--unary", action="store_true",
                       help="bots act by unary Act calls next to Subscribe, not over Play streams")
     load.set_defaults(func=_loadtest)

@@ -51,6 +51,21 @@ class LaunchedStack:
     #: The banner's lines as printed.
     banner: list[str] = field(default_factory=list)
 
+    @property
+    def door_pids(self) -> list[int]:
+        """The door's nginx processes: its master (its pid file in the data folder) and the
+        master's workers (Linux /proc; empty elsewhere or without a door)."""
+        try:
+            master = int((self.log_path.parent / "door" / "nginx.pid").read_text())
+        except (OSError, ValueError):
+            return []
+        workers = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == master:
+                    workers.append(int(stat.parent.name))
+        return [master, *sorted(workers)]
+
     def stop(self, timeout: float = 30.0) -> str:
         """SIGTERM, wait, and return what it logged (its stderr, kept in a file so it never blocks)."""
         self.process.send_signal(signal.SIGTERM)
