@@ -7,11 +7,14 @@ reloads it (SIGHUP: old workers finish their streams) when the certificate files
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import signal
+import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -21,10 +24,11 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
 from services.host.base import Service
+from services.host.workers import die_with_parent
 from shared.config import Settings
-from shared.infra.local import LocalServer, Supervisor, answers, free_port
+from shared.infra.local import answers, free_port
 from shared.obs.logs import get_logger
-from shared.rpc.tls import certificate_name, development_certificates
+from shared.rpc.tls import certificate_name, development_certificates, file_stamps
 from shared.tables.placement import TABLE_SERVICES
 
 log = get_logger("door")
@@ -32,8 +36,11 @@ log = get_logger("door")
 TEMPLATES = Path(__file__).resolve().parents[2] / "deploy" / "door"
 #: The metadata header that names the table of a play call; the door hashes it to pick a worker.
 TABLE_HEADER = "x-stammtisch-table"
-#: How often the certificate files are looked at for a renewal.
-RENEWAL_CHECK_SECONDS = 1.0
+#: How often the door's process and certificate files are looked at (a death, a renewal).
+WATCH_SECONDS = 0.5
+#: How long nginx may take to answer after a start, and to stop after SIGTERM.
+START_SECONDS = 15.0
+STOP_SECONDS = 10.0
 #: Answered by the lobby's process through the door (every process serves them).
 COMMON_PATHS = (health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME)
 
@@ -110,16 +117,19 @@ def with_door(settings: Settings, data_dir: Path) -> Settings:
 
 class Door:
     """nginx for the duration of a ``with`` block: :meth:`open` starts it once the service ports are
-    known; it is restarted if it dies and reloaded when the certificate or key file changes."""
+    known. A watcher restarts it if it dies and reloads it when the certificate or key file changes.
+    nginx runs in a process group of its own, so the workers of a master that died are cleared
+    before its successor binds the port; it gets SIGTERM if `up` dies (PR_SET_PDEATHSIG)."""
 
     def __init__(self, settings: Settings, data_dir: Path) -> None:
         self.settings = settings
         self.state = data_dir / "door"
-        self.server: LocalServer | None = None
-        self._supervisor: Supervisor | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self._command: list[str] = []
         self._stopping = threading.Event()
-        self._watcher = threading.Thread(target=self._watch_certificates, name="door-certs", daemon=True)
+        self._watcher = threading.Thread(target=self._watch, name="door", daemon=True)
         self.reloads = 0
+        self.restarts = 0
 
     @property
     def address(self) -> str:
@@ -139,48 +149,75 @@ class Door:
             (self.state / folder).mkdir(parents=True, exist_ok=True)
         config = self.state / "conf" / "nginx.conf"
         config.write_text(render_config(settings, ports, self.state))
-        errors = self.state / "error.log"
-        command = [nginx_binary(), "-p", str(self.state), "-c", str(config), "-e", str(errors)]
-        self.server = LocalServer.launch("nginx", self.address, command, errors)
-        self._supervisor = Supervisor([self.server]).__enter__()
+        self._command = [nginx_binary(), "-p", str(self.state), "-c", str(config),
+                         "-e", str(self.state / "error.log")]
+        self._start()
         self._watcher.start()
-        log.info("door_open", address=self.address, ca=self.ca, pid=self.server.process.pid)
+        assert self.process is not None
+        log.info("door_open", address=self.address, ca=self.ca, pid=self.process.pid)
+
+    def _start(self) -> None:
+        self.process = subprocess.Popen(self._command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True, preexec_fn=die_with_parent)
+        deadline = time.monotonic() + START_SECONDS
+        while not answers(self.address):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self._clear()
+                raise RuntimeError(f"nginx did not start; see {self.state / 'error.log'}")
+            time.sleep(0.05)
+
+    def _clear(self) -> None:
+        """Kill whatever is left of the current nginx's process group and reap its master."""
+        assert self.process is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
     def reload(self) -> None:
         """Read the configuration and certificates again; connections open now keep their streams
         (nginx's old workers serve them until they end)."""
-        if self.server is not None and self.server.alive:
-            self.server.process.send_signal(signal.SIGHUP)
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGHUP)
             self.reloads += 1
             log.info("door_reloaded", reason="certificate files changed")
 
-    def _fingerprint(self) -> tuple[tuple[int, int], ...]:
-        stats = []
-        for path in (self.settings.tls_cert, self.settings.tls_key):
-            try:
-                found = os.stat(path)
-                stats.append((found.st_mtime_ns, found.st_size))
-            except OSError:
-                stats.append((0, 0))
-        return tuple(stats)
+    def _certificates(self) -> tuple[tuple[int, int], ...]:
+        return file_stamps(Path(self.settings.tls_cert), Path(self.settings.tls_key))
 
-    def _watch_certificates(self) -> None:
-        seen = self._fingerprint()
-        while not self._stopping.wait(RENEWAL_CHECK_SECONDS):
-            now = self._fingerprint()
+    def _watch(self) -> None:
+        seen = self._certificates()
+        while not self._stopping.wait(WATCH_SECONDS):
+            assert self.process is not None
+            if self.process.poll() is not None:
+                self._restart()
+            now = self._certificates()
             if now != seen and all(size for _, size in now):
                 seen = now
                 self.reload()
+
+    def _restart(self) -> None:
+        assert self.process is not None
+        log.warning("door_died", pid=self.process.pid, returncode=self.process.returncode)
+        self._clear()
+        try:
+            self._start()
+        except RuntimeError as err:  # try again on the next turn
+            log.error("door_restart_failed", error=str(err))
+            return
+        self.restarts += 1
+        log.warning("door_restarted", pid=self.process.pid)
 
     def __enter__(self) -> Door:
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self._stopping.set()
-        if self._supervisor is not None:
-            self._supervisor.__exit__()
         if self._watcher.is_alive():
             self._watcher.join()
-        if self.server is not None:
-            self.server.stop()
-            log.info("door_closed")
+        if self.process is None:
+            return
+        self.process.terminate()  # nginx's fast shutdown: workers first, then the master
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(STOP_SECONDS)
+        self._clear()
+        log.info("door_closed")

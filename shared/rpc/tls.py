@@ -141,7 +141,7 @@ def certificate_name(cert: Path) -> str:
     return str(common[0].value) if common else "localhost"
 
 
-def _stamp(*paths: Path) -> tuple[tuple[int, int], ...]:
+def file_stamps(*paths: Path) -> tuple[tuple[int, int], ...]:
     """When and how large each file is now (a renewal changes it)."""
     stamps = []
     for path in paths:
@@ -156,13 +156,13 @@ def _stamp(*paths: Path) -> tuple[tuple[int, int], ...]:
 def server_credentials(cert: Path, key: Path) -> grpc.ServerCredentials:
     """Credentials of a gRPC server that answers over TLS with this certificate chain and key; a
     renewed pair of files is used from the next handshake on (open connections keep theirs)."""
-    seen = [_stamp(cert, key)]
+    seen = [file_stamps(cert, key)]
 
     def configuration() -> grpc.ServerCertificateConfiguration:
         return grpc.ssl_server_certificate_configuration([(key.read_bytes(), cert.read_bytes())])
 
     def renewed() -> grpc.ServerCertificateConfiguration | None:
-        now = _stamp(cert, key)
+        now = file_stamps(cert, key)
         if now == seen[0] or not all(size for _, size in now):
             return None
         try:

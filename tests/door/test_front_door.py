@@ -139,3 +139,32 @@ async def test_a_tables_players_meet_in_one_worker_and_its_death_does_not_end_th
         finally:
             await close_all([client for clients, _ in tables for client in clients])
         assert all(final.view["over"] for final in finals)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Some process of the group still runs (zombies, waiting for an init that reaps, do not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
+
+
+async def test_a_killed_door_is_restarted_and_leaves_nothing_behind(
+        settings: Settings, tmp_path: Path) -> None:
+    """SIGKILL to nginx's master (a crash): its orphaned workers would hold the port; the door
+    clears them and starts again on the same port, and on exit no nginx process is left."""
+    async with door_in_front(settings, tmp_path) as opened:
+        door = opened.door
+        assert door.process is not None
+        first = door.process.pid
+        os.kill(first, signal.SIGKILL)
+        for _ in range(100):
+            if door.restarts:
+                break
+            await asyncio.sleep(0.1)
+        assert door.restarts == 1 and door.process.pid != first and not _group_alive(first)
+        await _whole_game(opened.endpoints)
+        second = door.process.pid
+    assert not _group_alive(second)
