@@ -15,7 +15,7 @@ import pytest
 from shared.api.stammtisch.v1 import lobby_pb2
 from shared.config import Settings
 from shared.rpc.tls import development_certificates
-from shared.sdk.client import Endpoints, StammtischClient
+from shared.sdk.client import Endpoints, RefusedAction, StammtischClient
 from tests.support.door import OpenDoor, client_from, door_in_front
 from tests.support.stack import bot_table
 
@@ -133,3 +133,16 @@ async def _first_answer(call: grpc.aio.UnaryStreamCall) -> grpc.StatusCode:
     except grpc.aio.AioRpcError as err:
         return err.code()
     return grpc.StatusCode.OK
+
+
+async def test_a_play_stream_outlasts_any_body_size_limit(settings: Settings, tmp_path: Path) -> None:
+    """nginx counts a streaming request's whole body against client_max_body_size (1 MB unless
+    set): the door sets none, so a long game's Play stream is never cut."""
+    async with door_in_front(settings, tmp_path) as opened, StammtischClient(opened.endpoints) as client:
+        await client.login("talker")
+        table_id = await bot_table(client, "willi", 4, turn_seconds=0)
+        async with client.play(table_id) as stream:
+            for _ in range(40):  # 40 refused actions of 40 kB each: 1.6 MB on one stream
+                with pytest.raises(RefusedAction):
+                    await asyncio.wait_for(stream.act({"type": "x" * 40_000}), 10)
+            assert (await client.view(table_id)).seq >= 1
