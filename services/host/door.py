@@ -66,7 +66,8 @@ def proto_services(name: str) -> list[str]:
     raise LookupError(f"services.{name}.service defines no service named {name!r}")
 
 
-def _backend_host(settings: Settings) -> str:
+def _reachable_host(settings: Settings) -> str:
+    """Where this machine reaches the servers: the bind address, or loopback for a wildcard bind."""
     return "127.0.0.1" if settings.bind_host in ("0.0.0.0", "::", "") else settings.bind_host
 
 
@@ -79,7 +80,7 @@ def _upstream(name: str, host: str, ports: Sequence[int], by_table: bool) -> str
 def render_config(settings: Settings, ports: Mapping[str, int], state: Path) -> str:
     """nginx.conf of a door on ``settings.door_port`` in front of the services at ``ports`` (name ->
     port; the play services' calls spread over ``settings.table_ports`` by table when set)."""
-    host = _backend_host(settings)
+    host = _reachable_host(settings)
     upstreams: list[str] = []
     locations: list[str] = []
     scheme = "grpcs" if settings.service_tls else "grpc"
@@ -95,7 +96,8 @@ def render_config(settings: Settings, ports: Mapping[str, int], state: Path) -> 
             ca=settings.tls_ca, server_name=certificate_name(Path(settings.tls_cert)))
     return _template("nginx.conf.template").substitute(
         worker_processes="auto", state=state, upstreams="".join(upstreams),
-        listen=f"{settings.bind_host}:{settings.door_port}", cert=settings.tls_cert, key=settings.tls_key,
+        listen=f"[{settings.bind_host}]:{settings.door_port}" if ":" in settings.bind_host
+        else f"{settings.bind_host}:{settings.door_port}", cert=settings.tls_cert, key=settings.tls_key,
         header_seconds=f"{settings.door_header_seconds:g}", calls_per_address=settings.door_calls_per_address,
         backend_tls=backend_tls, locations="".join(locations))
 
@@ -105,7 +107,7 @@ def with_door(settings: Settings, data_dir: Path) -> Settings:
     taken), certificate files (development ones made in ``data_dir/tls`` unless configured) and,
     unless configured, loopback as the trusted proxy (the door's X-Real-IP is believed)."""
     changes: dict[str, object] = {}
-    if not settings.door_port or answers(f"tcp://{_backend_host(settings)}:{settings.door_port}"):
+    if not settings.door_port or answers(f"tcp://{_reachable_host(settings)}:{settings.door_port}"):
         changes["door_port"] = free_port()
     if not (settings.tls_cert and settings.tls_key):
         dev = development_certificates(data_dir / "tls", [settings.bind_host])
@@ -133,8 +135,8 @@ class Door:
 
     @property
     def address(self) -> str:
-        """grpcs://host:port of the door."""
-        return f"grpcs://{self.settings.bind_host}:{self.settings.door_port}"
+        """grpcs://host:port of the door (on this machine: loopback when it listens on every address)."""
+        return f"grpcs://{_reachable_host(self.settings)}:{self.settings.door_port}"
 
     @property
     def ca(self) -> str:
