@@ -17,7 +17,7 @@ from shared.config import Settings
 from shared.rpc.tls import development_certificates
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient
 from tests.support.door import OpenDoor, client_from, door_in_front
-from tests.support.stack import bot_table
+from tests.support.stack import bot_table, close_all, same_player
 
 pytestmark = pytest.mark.integration
 
@@ -107,22 +107,26 @@ async def test_a_connection_that_sends_nothing_is_closed(settings: Settings, tmp
         await _still_serves(opened)
 
 
-async def test_a_flood_of_calls_from_one_address_is_refused_and_others_go_on(
+async def test_a_flood_of_connections_from_one_address_is_refused_and_others_go_on(
         settings: Settings, tmp_path: Path) -> None:
+    """Twelve connections from one address, each with a call that stays open, against a limit of
+    five calls at once per address: the rest get RESOURCE_EXHAUSTED; another address goes on."""
     async with door_in_front(settings, tmp_path, door_calls_per_address=5) as opened:
-        async with StammtischClient(opened.endpoints) as flooder:
-            await flooder.login("flood")
-            table = await flooder.create_table("willi", 4)
-            watches = [flooder.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table.table_id),
-                                                metadata=flooder.auth) for _ in range(12)]
-            outcomes = await asyncio.gather(*(_first_answer(watch) for watch in watches))
-            assert outcomes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) >= 7, outcomes
-            assert grpc.StatusCode.OK in outcomes
-            async with client_from(opened, "127.0.0.2") as neighbour:
-                await neighbour.login("neighbour")
-                assert await neighbour.games()
-            for watch in watches:
-                watch.cancel()
+        async with StammtischClient(opened.endpoints) as owner:
+            await owner.login("flood")
+            table = await owner.create_table("willi", 4)
+            flood = [same_player(owner, opened.endpoints) for _ in range(12)]  # a connection each
+            try:
+                watches = [client.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table.table_id),
+                                                   metadata=client.auth) for client in flood]
+                outcomes = await asyncio.gather(*(_first_answer(watch) for watch in watches))
+                assert outcomes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) >= 7, outcomes
+                assert grpc.StatusCode.OK in outcomes
+                async with client_from(opened, "127.0.0.2") as neighbour:
+                    await neighbour.login("neighbour")
+                    assert await neighbour.games()
+            finally:
+                await close_all(flood)
         await _still_serves(opened)
 
 
