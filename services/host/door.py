@@ -29,13 +29,12 @@ from shared.config import Settings
 from shared.infra.local import answers, free_port
 from shared.obs.logs import get_logger
 from shared.rpc.tls import certificate_name, development_certificates, file_stamps
+from shared.sdk.client import TABLE_HEADER
 from shared.tables.placement import TABLE_SERVICES
 
 log = get_logger("door")
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "deploy" / "door"
-#: The metadata header that names the table of a play call; the door hashes it to pick a worker.
-TABLE_HEADER = "x-stammtisch-table"
 #: How often the door's process and certificate files are looked at (a death, a renewal).
 WATCH_SECONDS = 0.5
 #: How long nginx may take to answer after a start, and to stop after SIGTERM.
@@ -94,10 +93,10 @@ def render_config(settings: Settings, ports: Mapping[str, int], state: Path) -> 
     if settings.service_tls:
         backend_tls = _template("backend_tls.template").substitute(
             ca=settings.tls_ca, server_name=certificate_name(Path(settings.tls_cert)))
+    bind = f"[{settings.bind_host}]" if ":" in settings.bind_host else settings.bind_host
     return _template("nginx.conf.template").substitute(
         worker_processes="auto", state=state, upstreams="".join(upstreams),
-        listen=f"[{settings.bind_host}]:{settings.door_port}" if ":" in settings.bind_host
-        else f"{settings.bind_host}:{settings.door_port}", cert=settings.tls_cert, key=settings.tls_key,
+        listen=f"{bind}:{settings.door_port}", cert=settings.tls_cert, key=settings.tls_key,
         header_seconds=f"{settings.door_header_seconds:g}", calls_per_address=settings.door_calls_per_address,
         backend_tls=backend_tls, locations="".join(locations))
 
@@ -106,6 +105,7 @@ def with_door(settings: Settings, data_dir: Path) -> Settings:
     """The settings of a stack behind a door: its port (a free one when the configured one is
     taken), certificate files (development ones made in ``data_dir/tls`` unless configured) and,
     unless configured, loopback as the trusted proxy (the door's X-Real-IP is believed)."""
+    nginx_binary()  # no door without nginx: say so before anything starts
     changes: dict[str, object] = {}
     if not settings.door_port or answers(f"tcp://{_reachable_host(settings)}:{settings.door_port}"):
         changes["door_port"] = free_port()
