@@ -87,7 +87,8 @@ def open_channel(target: str, tls: grpc.ChannelCredentials | None = None) -> grp
 @dataclass(frozen=True)
 class Endpoints:
     """Where the services listen (each "host:port", or replicas as "ip:port,ip:port"): one
-    field per name of shared.config.SERVICE_NAMES, in its order (tests/services/host/test_services.py)."""
+    field per name of shared.config.SERVICE_NAMES, in its order (tests/services/host/test_services.py),
+    then how to connect (plaintext, or TLS trusting ``root_certificates``; :meth:`door`)."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"

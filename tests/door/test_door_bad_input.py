@@ -150,3 +150,16 @@ async def test_a_play_stream_outlasts_any_body_size_limit(settings: Settings, tm
                 with pytest.raises(RefusedAction):
                     await asyncio.wait_for(stream.act({"type": "x" * 40_000}), 10)
             assert (await client.view(table_id)).seq >= 1
+
+
+async def test_a_play_stream_with_a_bad_token_is_unauthenticated(settings: Settings, tmp_path: Path) -> None:
+    """Through the door the SDK sends a Play stream's first message before the headers come back;
+    a refusal still arrives as its own code, never INTERNAL."""
+    async with door_in_front(settings, tmp_path) as opened, StammtischClient(opened.endpoints) as client:
+        await client.login("anna")
+        table_id = await bot_table(client, "willi", 4, turn_seconds=0)
+        client.token = "not-a-token"
+        async with client.play(table_id) as stream:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await asyncio.wait_for(stream.next_update(), 10)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
