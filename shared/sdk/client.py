@@ -37,6 +37,9 @@ from shared.rpc.times import unix_seconds
 #: The metadata header naming the table of a play call (GetView, Act, Subscribe, Play): a door
 #: (services/host/door.py) hashes it to send all of a table's players to one server process.
 TABLE_HEADER = "x-stammtisch-table"
+#: How long a Play stream through a door waits for the call's headers before it opens it again
+#: (nginx in front of several server processes held a few of a hundred calls for good).
+DOOR_HEADERS_SECONDS = 3.0
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: Longest pause between two attempts of one action, however many attempts are allowed.
@@ -269,6 +272,12 @@ class PlayStream:
         if door:  # nginx may hold the call's headers until its first message: send that first
             with contextlib.suppress(asyncio.InvalidStateError):
                 await call.write(opening)
+            try:  # and now and then longer still (several server processes behind it): open anew
+                await asyncio.wait_for(call.initial_metadata(), DOOR_HEADERS_SECONDS)
+            except TimeoutError:
+                call.cancel()
+                raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
+                                           grpc.aio.Metadata(), "no answer through the door") from None
         # Directly, the server sends its headers once it accepts the call. A write racing a
         # refusal (a bad token, the rate limit) would end the call locally as INTERNAL instead.
         await call.initial_metadata()
