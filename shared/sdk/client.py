@@ -37,9 +37,6 @@ from shared.rpc.times import unix_seconds
 #: The metadata header naming the table of a play call (GetView, Act, Subscribe, Play): a door
 #: (services/host/door.py) hashes it to send all of a table's players to one server process.
 TABLE_HEADER = "x-stammtisch-table"
-#: How long a Play stream through a door waits for the call's headers before it opens it again
-#: (nginx in front of several server processes held a few of a hundred calls for good).
-DOOR_HEADERS_SECONDS = 3.0
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: Longest pause between two attempts of one action, however many attempts are allowed.
@@ -267,23 +264,15 @@ class PlayStream:
         """One call: open it after the last seq seen, resend unanswered actions, then read."""
         call = self.client.table_stub(self.table_id, self._service).Play(
             metadata=self.client.table_metadata(self.table_id))
-        opening = self._request(after_seq=self.last_seq, max_batch=CATCH_UP_BATCH, answers_with_updates=True)
-        door = self.client.endpoints.through_door
-        if door:  # nginx may hold the call's headers until its first message: send that first
-            with contextlib.suppress(asyncio.InvalidStateError):
-                await call.write(opening)
-            try:  # and now and then longer still (several server processes behind it): open anew
-                await asyncio.wait_for(call.initial_metadata(), DOOR_HEADERS_SECONDS)
-            except TimeoutError:
-                call.cancel()
-                raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
-                                           grpc.aio.Metadata(), "no answer through the door") from None
-        # Directly, the server sends its headers once it accepts the call. A write racing a
-        # refusal (a bad token, the rate limit) would end the call locally as INTERNAL instead.
-        await call.initial_metadata()
+        if not self.client.endpoints.through_door:
+            # Directly, the server sends its headers once it accepts the call. A write racing a
+            # refusal (a bad token, the rate limit) would end the call locally as INTERNAL instead.
+            await call.initial_metadata()
+        # Through a door, write at once: nginx passes the server's headers on only with its
+        # first message, which may wait for one of ours (the action of the player whose turn it is).
         try:
-            if not door:
-                await call.write(opening)
+            await call.write(self._request(after_seq=self.last_seq, max_batch=CATCH_UP_BATCH,
+                                           answers_with_updates=True))
             self._call = call
             for request, _answered in list(self._pending.values()):
                 await call.write(request)
