@@ -31,7 +31,9 @@ class _TournamentFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Tour
     TOURNAMENT_FORMAT_SERIES: _TournamentFormat.ValueType  # 1
     """R rounds of G games per table, re-seated every round (club Skat)."""
     TOURNAMENT_FORMAT_KNOCKOUT: _TournamentFormat.ValueType  # 2
-    """The best `keep` of each table go on, until one final table has played."""
+    """The best `keep` of each table go on, until one final table has played
+    (once the players left fit one table of `table_size`).
+    """
 
 class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWrapper): ...
 
@@ -39,7 +41,9 @@ TOURNAMENT_FORMAT_UNSPECIFIED: TournamentFormat.ValueType  # 0
 TOURNAMENT_FORMAT_SERIES: TournamentFormat.ValueType  # 1
 """R rounds of G games per table, re-seated every round (club Skat)."""
 TOURNAMENT_FORMAT_KNOCKOUT: TournamentFormat.ValueType  # 2
-"""The best `keep` of each table go on, until one final table has played."""
+"""The best `keep` of each table go on, until one final table has played
+(once the players left fit one table of `table_size`).
+"""
 Global___TournamentFormat: _TypeAlias = TournamentFormat  # noqa: Y015
 
 class _FirstSeating:
@@ -154,7 +158,9 @@ class TournamentSettings(_message.Message):
     """
     first_seating: Global___FirstSeating.ValueType
     keep: _builtins.int
-    """Knockout: players per table who go on (1 to the game's least seats - 1; 0 means 1)."""
+    """Knockout: players per table who go on (1 to the game's least seats - 1; 0 means 1),
+    by the table order of the scoring rule above.
+    """
     duplicate_deals: _builtins.bool
     """Every table of a round plays the same seeds; scored by comparison (only
     games whose ListGames entry has duplicate_deals).
