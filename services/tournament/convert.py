@@ -133,9 +133,8 @@ def tournament_proto(tournament: Tournament, recorded: Sequence[GameResult]) -> 
         players=[tournament_pb2.TournamentPlayer(
             player_id=p.player_id, name=p.name, rating=p.rating, first_round=p.first_round,
             last_round=p.last_round or 0, checked_in=p.checked_in, bot=p.bot) for p in tournament.players],
-        current_round=len(tournament.rounds),
-        rounds=[round_proto(tournament, number, recorded)
-                for number in range(1, len(tournament.rounds) + 1)],
+        current_round=len(tournament.announced_rounds()),
+        rounds=[round_proto(tournament, round_.number, recorded) for round_ in tournament.announced_rounds()],
         created_at=timestamp(tournament.created_at))
 
 
@@ -143,7 +142,7 @@ def standings_of(tournament: Tournament, recorded: Sequence[GameResult]) -> list
     """The standings of the people (bot entries left out), recomputed from the results."""
     bots = {p.player_id for p in tournament.players if p.bot}
     lines = current_standings(tournament.format(), tournament.core_players(),
-                              [r.seated() for r in tournament.rounds], recorded)
+                              [r.seated() for r in tournament.announced_rounds()], recorded)
     return [line for line in lines if line.player_id not in bots]
 
 

@@ -1008,8 +1008,9 @@ class WatchTournamentResponse(_message.Message):
 
     @_builtins.property
     def your_seat(self) -> Global___YourSeat:
-        """seated: where the watcher sits in that round, if anywhere. Its table is
-        created a moment later: NOT_FOUND from the lobby and engine until then.
+        """seated: where the watcher sits in that round, if anywhere. A seating is
+        announced once every table of the round exists with its first game dealt:
+        the table answers at once (GetTable, GetView, Subscribe).
         """
 
     @_builtins.property
