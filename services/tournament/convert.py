@@ -158,10 +158,11 @@ def standings_proto(tournament: Tournament,
         for rank, line in enumerate(standings_of(tournament, recorded), start=1)]
 
 
-def result_proto(tournament: Tournament, result: GameResult,
-                 points: Sequence[object]) -> tournament_pb2.TournamentGameResult:
-    """One recorded game with the points the rule gave each seat."""
+def result_proto(tournament: Tournament, result: GameResult, points: Sequence[object],
+                 provisional: bool) -> tournament_pb2.TournamentGameResult:
+    """One recorded game with the points the rule gave each seat (``provisional``: as far as
+    known; other tables of its duplicate deal have not reported yet)."""
     return tournament_pb2.TournamentGameResult(
         round=result.round, table=result.table + 1, game=result.game,
         table_id=tournament.table_id(result.round, result.table), player_ids=result.seats,
-        scores=result.scores, points=[str(p) for p in points])
+        scores=result.scores, points=[str(p) for p in points], provisional=provisional)

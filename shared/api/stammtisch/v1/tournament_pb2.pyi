@@ -417,11 +417,18 @@ class TournamentGameResult(_message.Message):
     PLAYER_IDS_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     table: _builtins.int
     game: _builtins.int
     """1-based within the round."""
     table_id: _builtins.str
+    provisional: _builtins.bool
+    """The points are as far as known: with duplicate deals they compare each seat
+    with the same seat at the other tables of the deal (same round, game and
+    table size), and some of those have not finished the game yet. The
+    standings of later entries count the final points.
+    """
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -440,10 +447,11 @@ class TournamentGameResult(_message.Message):
         player_ids: _abc.Iterable[_builtins.str] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         points: _abc.Iterable[_builtins.str] | None = ...,
+        provisional: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "player_ids", b"player_ids", "points", b"points", "round", b"round", "scores", b"scores", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "player_ids", b"player_ids", "points", b"points", "provisional", b"provisional", "round", b"round", "scores", b"scores", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -992,19 +1000,31 @@ class WatchTournamentResponse(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    ROUND_NUMBER_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """1, 2, 3, ...: the history entry (resume with after_seq)."""
     change: _builtins.str
-    """"created", "registered", "withdrawn", "checked_in", "started", "seated",
-    "game_finished", "round_finished", "paused", "resumed", "removed",
-    "finished", "cancelled".
+    """What happened, one of:
+    "created", "registered", "withdrawn" (by the player), "removed" (by the
+    organizer), "check_in_opened" (started with check-in), "checked_in",
+    "started" (running: at once, or when check-in closed), "seated" (a round's
+    tables), "game_finished", "time_up" (a round's time limit passed: bots
+    finish its running games, no new game starts), "round_finished",
+    "paused", "resumed", "finished", "cancelled".
+    Every field describes the tournament as it was right after this entry,
+    not now: a watcher replaying from seq 0 sees each entry as it happened.
     """
     player_id: _builtins.str
     """The player the change is about (registered, withdrawn, checked_in, removed)."""
     status: Global___TournamentStatus.ValueType
+    """The tournament's status right after this entry."""
+    round_number: _builtins.int
+    """The round the entry is about: seated, game_finished, time_up,
+    round_finished (0 for the other changes).
+    """
     @_builtins.property
     def round(self) -> Global___TournamentRound:
-        """seated: the round's tables."""
+        """seated: the round's tables (unfinished, no game played yet)."""
 
     @_builtins.property
     def your_seat(self) -> Global___YourSeat:
@@ -1019,7 +1039,9 @@ class WatchTournamentResponse(_message.Message):
 
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingLine]:
-        """game_finished, round_finished, finished, cancelled: the standings after it."""
+        """game_finished, round_finished, finished, cancelled: the standings after it
+        (the games recorded up to this entry).
+        """
 
     def __init__(
         self,
@@ -1032,10 +1054,11 @@ class WatchTournamentResponse(_message.Message):
         result: Global___TournamentGameResult | None = ...,
         standings: _abc.Iterable[Global___StandingLine] | None = ...,
         status: Global___TournamentStatus.ValueType = ...,
+        round_number: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "round", b"round", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "player_id", b"player_id", "result", b"result", "round", b"round", "seq", b"seq", "standings", b"standings", "status", b"status", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "player_id", b"player_id", "result", b"result", "round", b"round", "round_number", b"round_number", "seq", b"seq", "standings", b"standings", "status", b"status", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
