@@ -103,6 +103,15 @@ def duplicate_points(result: GameResult, others: Sequence[GameResult]) -> list[F
     return points
 
 
+def seat_scores(scores: Sequence[int], seats: int) -> tuple[int, ...]:
+    """The final totals of a table's ``seats`` seats from a game over's ``scores``, which may go
+    on with positions no seat holds (a card monster that the game plays itself, listed last):
+    those never count for a place, as they never win. ValueError for fewer totals than seats."""
+    if len(scores) < seats:
+        raise ValueError(f"{len(scores)} final totals for {seats} seats")
+    return tuple(int(score) for score in scores[:seats])
+
+
 #: (round, table, game) of a result.
 ResultKey = tuple[int, int, int]
 

@@ -7,6 +7,7 @@ import random
 from collections import Counter
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ from services.tournament.core.standings import (
     advancing,
     duplicate_points,
     placement_points,
+    seat_scores,
     standings,
 )
 
@@ -296,3 +298,12 @@ def test_the_knockout_cut_breaks_ties_as_the_standings_do() -> None:
     assert advancing([table], results[::-1], 1, 2, seeds) == ["p", "q"]
     level = [GameResult(1, 0, 1, table.seats, (10, 10, 0, 0)), GameResult(1, 0, 2, table.seats, (0, 0, 5, 5))]
     assert advancing([table], level, 1, 1, seeds) == ["q"]  # a shared first place is a win for each
+
+
+def test_a_position_no_seat_holds_never_counts_for_a_place() -> None:
+    """A game over at 3 seats may report 4 totals (a card monster the game plays itself, last):
+    the result keeps the seats' 3, and the monster's total changes nobody's place."""
+    assert seat_scores([5, 3, 1, 9], 3) == (5, 3, 1)
+    assert placement_points(seat_scores([5, 3, 1, 9], 3)) == [1, Fraction(1, 2), 0]
+    with pytest.raises(ValueError):
+        seat_scores([5, 3], 3)

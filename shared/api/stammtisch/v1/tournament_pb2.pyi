@@ -432,7 +432,12 @@ class TournamentGameResult(_message.Message):
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
-    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Final totals, one per seat. A game's own game_over may list more (a
+        position the game plays itself, with no seat: a card monster); those take
+        no place and change nobody's points.
+        """
+
     @_builtins.property
     def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Points each seat earned by the scoring rule, as fractions ("2/3")."""
