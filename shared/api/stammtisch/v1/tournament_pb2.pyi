@@ -1045,7 +1045,9 @@ class WatchTournamentResponse(_message.Message):
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingLine]:
         """game_finished, round_finished, finished, cancelled: the standings after it
-        (the games recorded up to this entry).
+        (the games recorded up to this entry; with duplicate deals they count
+        provisional points until every table of a deal has reported, at the
+        latest at round_finished).
         """
 
     def __init__(
