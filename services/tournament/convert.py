@@ -153,7 +153,7 @@ def standings_proto(tournament: Tournament,
     return [tournament_pb2.StandingLine(
         rank=rank, player_id=line.player_id, name=names[line.player_id].name,
         points=float(line.points), points_exact=str(line.points), game_points=line.game_points,
-        wins=line.wins, games=line.games, reached_round=line.reached,
+        wins=line.wins, games=line.games, reached_round=line.reached, reached_place=line.last_place,
         withdrawn=names[line.player_id].last_round is not None)
         for rank, line in enumerate(standings_of(tournament, recorded), start=1)]
 

@@ -372,6 +372,7 @@ class StandingLine(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     REACHED_ROUND_FIELD_NUMBER: _builtins.int
     WITHDRAWN_FIELD_NUMBER: _builtins.int
+    REACHED_PLACE_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     player_id: _builtins.str
     name: _builtins.str
@@ -384,6 +385,10 @@ class StandingLine(_message.Message):
     reached_round: _builtins.int
     """Knockout: the last round the player was seated in."""
     withdrawn: _builtins.bool
+    reached_place: _builtins.int
+    """Knockout: the place (1 best) at the table of `reached_round`, by that
+    table's order (the scoring rule above); it ranks right after reached_round.
+    """
     def __init__(
         self,
         *,
@@ -397,10 +402,11 @@ class StandingLine(_message.Message):
         games: _builtins.int = ...,
         reached_round: _builtins.int = ...,
         withdrawn: _builtins.bool = ...,
+        reached_place: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_points", b"game_points", "games", b"games", "name", b"name", "player_id", b"player_id", "points", b"points", "points_exact", b"points_exact", "rank", b"rank", "reached_round", b"reached_round", "wins", b"wins", "withdrawn", b"withdrawn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_points", b"game_points", "games", b"games", "name", b"name", "player_id", b"player_id", "points", b"points", "points_exact", b"points_exact", "rank", b"rank", "reached_place", b"reached_place", "reached_round", b"reached_round", "wins", b"wins", "withdrawn", b"withdrawn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
