@@ -16,7 +16,12 @@ from shared.infra.credentials import login_of, without_login
 
 
 class LoginRefused(Exception):
-    """A server refused the login of its URL (or wants one the URL does not carry)."""
+    """A server refused the login of its URL (or wants one the URL does not carry); ``reason``
+    is the server's own word for it."""
+
+    def __init__(self, server: str, url: str, reason: str, variables: str) -> None:
+        super().__init__(f"{server} at {without_login(url)} refused the login: {reason} (check {variables})")
+        self.reason = reason
 
 
 async def check_redis_login(url: str, timeout: float = 3.0) -> None:
@@ -26,8 +31,8 @@ async def check_redis_login(url: str, timeout: float = 3.0) -> None:
     try:
         await client.ping()
     except (redis.exceptions.AuthenticationError, redis.exceptions.NoPermissionError) as err:
-        raise LoginRefused(f"Redis at {without_login(url)} refused the login: {err} (check "
-                           "STAMMTISCH_REDIS_USERNAME/STAMMTISCH_REDIS_PASSWORD or REDIS_URL)") from None
+        raise LoginRefused("Redis", url, str(err), "STAMMTISCH_REDIS_USERNAME/STAMMTISCH_REDIS_PASSWORD "
+                           "or REDIS_URL") from None
     finally:
         await client.aclose()
 
@@ -48,8 +53,8 @@ async def check_nats_login(servers: list[str], timeout: float = 3.0) -> None:
     except nats.errors.Error as err:
         if AUTHORIZATION_VIOLATION not in str(err).lower():
             raise
-        raise LoginRefused(f"NATS at {without_login(','.join(servers))} refused the login: {err} "
-                           "(check STAMMTISCH_NATS_USER/STAMMTISCH_NATS_PASSWORD or NATS_URL)") from None
+        raise LoginRefused("NATS", ",".join(servers), str(err),
+                           "STAMMTISCH_NATS_USER/STAMMTISCH_NATS_PASSWORD or NATS_URL") from None
     await client.close()
 
 
@@ -57,7 +62,9 @@ def redis_refusal(url: str) -> str | None:
     """None when the Redis at ``url`` admits the URL's login; else why not (refused, or no Redis)."""
     try:
         asyncio.run(check_redis_login(url))
-    except (LoginRefused, redis.exceptions.RedisError) as err:
+    except LoginRefused as refused:
+        return refused.reason
+    except redis.exceptions.RedisError as err:
         return str(err)
     return None
 
@@ -67,6 +74,8 @@ def nats_refusal(url: str) -> str | None:
     login; else why not (refused, or no NATS)."""
     try:
         asyncio.run(check_nats_login([one.strip() for one in url.split(",") if one.strip()]))
-    except (LoginRefused, nats.errors.Error, OSError, TimeoutError) as err:
+    except LoginRefused as refused:
+        return refused.reason
+    except (nats.errors.Error, OSError, TimeoutError) as err:
         return str(err) or type(err).__name__
     return None
