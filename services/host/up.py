@@ -53,7 +53,7 @@ def _use_configured(kind: _Kind, url: str) -> bool:
     refuses the configured login ends `up` with a message saying so."""
     shown = without_login(url)
     if not answers(url):
-        log.info(f"{kind.name}_not_configured", url=shown, reason=f"nothing answers at {kind.variable}")
+        log.info(f"{kind.name}_unreachable", url=shown, reason=f"nothing answers at {kind.variable}")
         return False
     if login_of(url) is None:
         log.warning(f"{kind.name}_not_used", url=shown,

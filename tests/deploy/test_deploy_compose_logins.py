@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shlex
 import subprocess
 from collections.abc import Iterator
@@ -24,7 +25,8 @@ from tests.support.deploy import DEPLOY_DIR
 
 pytestmark = pytest.mark.integration
 
-PASSWORD = "compose-test-password-0123456789"
+#: Made for this run, as `make compose-env` makes one.
+PASSWORD = secrets.token_hex(32)
 
 
 def _redis_command(compose: dict[str, Any], port: int, data_dir: Path) -> list[str]:
