@@ -28,7 +28,9 @@ from shared.infra.credentials import (
     with_login,
     without_login,
 )
-from shared.infra.local import LocalServer, binary, free_port
+from shared.infra.local import LocalServer, binary, free_port, start_redis
+from shared.infra.local_nats_cluster import local_cluster
+from shared.infra.local_redis_cluster import local_redis_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -201,3 +203,26 @@ def test_serve_ends_with_a_message_when_a_server_refuses_the_login(
     assert f"{'Redis' if wrong == 'redis' else 'NATS'} at " in done.stderr
     assert "refused the login" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and WRONG not in done.stderr
+
+
+def test_a_redis_acl_user_is_the_only_login(tmp_path: Path) -> None:
+    """With a user name, the Redis `start_redis` starts admits that ACL user and not its default user."""
+    login = Login.fresh("app")
+    server = start_redis(free_port(), tmp_path, login)
+    try:
+        address = server.url.split("@", 1)[1].split("/")[0]
+        assert_closed(address, "redis", login)
+        assert redis_refuses(with_login(f"redis://{address}", Login("", login.password)))
+    finally:
+        server.stop()
+
+
+def test_the_local_clusters_are_closed(tmp_path: Path) -> None:
+    with local_redis_cluster(tmp_path / "redis", masters=3) as redis_cluster:
+        for node in redis_cluster.nodes:
+            assert_closed(node.address, "redis", redis_cluster.login)
+        assert redis_cluster.masters(), "redis-cli reaches the nodes with the login"
+    with local_cluster(tmp_path / "nats") as nats_cluster:
+        for node in nats_cluster.nodes:
+            assert_closed(node.address.split("//")[1], "nats", nats_cluster.login)
+        assert "route" not in nats_cluster.url and nats_cluster.route_login.password not in nats_cluster.url
