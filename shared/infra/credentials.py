@@ -85,10 +85,8 @@ def local_logins(data_dir: Path) -> ServerLogins:
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / FILE_NAME
     if not path.exists():
-        draft = data_dir / f".{FILE_NAME}.{os.getpid()}"
-        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(asdict(ServerLogins.fresh()), out)
+        draft = write_private(data_dir / f".{FILE_NAME}.{os.getpid()}",
+                              json.dumps(asdict(ServerLogins.fresh())))
         try:
             os.link(draft, path)  # fails if another `up` made it first: theirs wins
         except FileExistsError:

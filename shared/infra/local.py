@@ -1,6 +1,6 @@
 """Start Redis and NATS servers as child processes, and keep them running.
 
-`stammtisch up` uses this when REDIS_URL/NATS_URL do not answer, and the test
+`stammtisch up` uses this when REDIS_URL/NATS_URL do not answer or carry no login, and the test
 session uses it when no Docker engine is there for testcontainers. Servers
 get their own data folder and are stopped (and waited for) on exit. Every server
 is closed: Redis wants a password, NATS a user and password, both written into
@@ -232,11 +232,10 @@ class Supervisor:
 
 
 @contextlib.contextmanager
-def server_pair(data_dir: Path, fsync: str = "off",
-                logins: ServerLogins | None = None) -> Iterator[tuple[LocalServer, LocalServer]]:
-    """A fresh Redis and NATS on free ports for as long as the block runs, closed to all but
-    ``logins`` (new random ones by default; the servers' URLs carry them)."""
-    logins = logins or ServerLogins.fresh()
+def server_pair(data_dir: Path, fsync: str = "off") -> Iterator[tuple[LocalServer, LocalServer]]:
+    """A fresh Redis and NATS on free ports for as long as the block runs, closed by new random
+    logins (the servers' URLs carry them)."""
+    logins = ServerLogins.fresh()
     redis = start_redis(free_port(), data_dir / "redis", logins.redis, fsync)
     try:
         nats = start_nats(free_port(), data_dir / "nats", logins.nats)
