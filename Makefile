@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server nginx prometheus clean
+.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server nginx prometheus clean compose-env
 
 venv: $(STAMP)
 
@@ -79,6 +79,15 @@ loadtest: $(STAMP) redis-server nginx prometheus
 
 chaos: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch chaos
+
+# docker compose's secrets (deploy/README.md): an .env (mode 0600, ignored by git) with fresh
+# random values; an existing .env is left as it is.
+compose-env:
+	@if [ -e .env ]; then echo ".env exists: left as it is"; else \
+	  umask 077 && { \
+	    echo "STAMMTISCH_TOKEN_SECRET=$$(openssl rand -hex 32)"; \
+	    echo "STAMMTISCH_REDIS_PASSWORD=$$(openssl rand -hex 32)"; \
+	    echo "STAMMTISCH_NATS_PASSWORD=$$(openssl rand -hex 32)"; } > .env && echo "wrote .env"; fi
 
 clean:
 	rm -rf $(VENV) .var .pytest_cache .mypy_cache .ruff_cache

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from shared.infra.credentials import Login, with_login
+
 #: The one list of services, name -> default gRPC port. Everything that names the services
 #: reads it: the CLI's --service choices, the runner, the SDK's Endpoints, the launcher's
 #: port variables, the deploy and fuzz tests. Adding a service means an entry here and a
@@ -52,6 +54,18 @@ def _flag(name: str) -> bool:
     raise ValueError(f"{name} must be 1 or 0, got {raw!r}")
 
 
+def _with_env_login(url: str, user_variable: str, password_variable: str) -> str:
+    """``url`` carrying the login the environment gives (from a Secret; it wins over one in the
+    URL), or as it is when the password variable is unset."""
+    password = os.environ.get(password_variable) or ""
+    user = os.environ.get(user_variable) or ""
+    if not password:
+        if user:
+            raise ValueError(f"{user_variable} is set but {password_variable} is not")
+        return url
+    return with_login(url, Login(user, password))
+
+
 def _positive(name: str, default: float) -> float:
     """A number of seconds above 0: a limit that could be switched off would not bound anything."""
     value = _float(name, default)
@@ -72,6 +86,9 @@ def _at_least_one(name: str, default: int) -> int:
 class Settings:
     """One process's settings; build with :meth:`from_env`."""
 
+    #: Both URLs carry their login when the server wants one (``redis://user:password@host``;
+    #: :meth:`from_env` puts STAMMTISCH_REDIS_USERNAME/PASSWORD and STAMMTISCH_NATS_USER/PASSWORD
+    #: there): log them only through shared/infra/credentials.without_login.
     redis_url: str = "redis://127.0.0.1:6379/0"
     nats_url: str = "nats://127.0.0.1:4222"
     bind_host: str = "127.0.0.1"
@@ -166,8 +183,10 @@ class Settings:
         """Read every STAMMTISCH_* variable plus REDIS_URL and NATS_URL."""
         env = os.environ.get
         return cls(
-            redis_url=env("REDIS_URL") or cls.redis_url,
-            nats_url=env("NATS_URL") or cls.nats_url,
+            redis_url=_with_env_login(env("REDIS_URL") or cls.redis_url,
+                                      "STAMMTISCH_REDIS_USERNAME", "STAMMTISCH_REDIS_PASSWORD"),
+            nats_url=_with_env_login(env("NATS_URL") or cls.nats_url,
+                                     "STAMMTISCH_NATS_USER", "STAMMTISCH_NATS_PASSWORD"),
             bind_host=env("STAMMTISCH_BIND") or cls.bind_host,
             ports={name: _int(f"STAMMTISCH_{name.upper()}_PORT", port)
                    for name, port in DEFAULT_PORTS.items()},

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import uvloop
@@ -16,7 +17,10 @@ from services.host.heap import settle_heap
 from services.host.runner import running_services, stop_on_signals
 from services.host.workers import Ready, WorkerPool, shared_ports
 from shared.config import Settings
+from shared.infra.credentials import FILE_NAME as CREDENTIALS_FILE
+from shared.infra.credentials import local_logins, login_of, without_login
 from shared.infra.local import LocalServer, Supervisor, answers, free_port, start_nats, start_redis
+from shared.infra.login_check import LoginRefused, nats_refusal, redis_refusal
 from shared.obs.logs import configure_logging, get_logger
 from shared.obs.looplag import watch_loop_lag
 from shared.obs.metrics import serve_metrics
@@ -28,23 +32,66 @@ def _port_or_free(preferred: int) -> int:
     return free_port() if answers(f"tcp://127.0.0.1:{preferred}") else preferred
 
 
+@dataclass(frozen=True)
+class _Kind:
+    """Redis or NATS, as :func:`ensure_infra` treats both."""
+
+    name: str
+    variable: str
+    login_variables: str
+    default_port: int
+    refusal: Callable[[str], str | None]
+
+
+_REDIS = _Kind("redis", "REDIS_URL", "STAMMTISCH_REDIS_USERNAME/STAMMTISCH_REDIS_PASSWORD", 6379,
+               redis_refusal)
+_NATS = _Kind("nats", "NATS_URL", "STAMMTISCH_NATS_USER/STAMMTISCH_NATS_PASSWORD", 4222, nats_refusal)
+
+
+def _use_configured(kind: _Kind, url: str) -> bool:
+    """True when the configured server answers and admits its login; False when we start our own
+    (nothing answers, or the URL has no login: an open server is never used). A server that
+    refuses the configured login ends `up` with a message saying so."""
+    shown = without_login(url)
+    if not answers(url):
+        log.info(f"{kind.name}_unreachable", url=shown, reason=f"nothing answers at {kind.variable}")
+        return False
+    if login_of(url) is None:
+        log.warning(f"{kind.name}_not_used", url=shown,
+                    reason=f"{kind.variable} carries no credentials (set {kind.login_variables}): "
+                           "an open server is not used")
+        return False
+    refusal = kind.refusal(url)
+    if refusal is not None:
+        raise SystemExit(f"{kind.variable} {shown} refused the configured credentials ({refusal}): "
+                         f"correct {kind.login_variables} (or the URL's user:password), or unset "
+                         f"{kind.variable} to let `stammtisch up` start its own closed server")
+    log.info(f"using_{kind.name}", url=shown, reason="it admits the configured credentials")
+    return True
+
+
 @contextlib.contextmanager
 def ensure_infra(settings: Settings, data_dir: Path) -> Iterator[Settings]:
-    """Use REDIS_URL/NATS_URL when they answer; otherwise start our own, keep them running
+    """Use REDIS_URL/NATS_URL when they answer and admit their credentials; otherwise start our
+    own, closed by the data folder's credentials (shared/infra/credentials.py), keep them running
     (a dead one is restarted on the same port and data) and stop them after."""
     started: list[LocalServer] = []
     try:
-        if not answers(settings.redis_url):
-            server = start_redis(_port_or_free(6379), data_dir / "redis", settings.redis_fsync)
+        if not _use_configured(_REDIS, settings.redis_url):
+            logins = local_logins(data_dir)
+            server = start_redis(_port_or_free(_REDIS.default_port), data_dir / "redis", logins.redis,
+                                 settings.redis_fsync)
             started.append(server)
             settings = dataclasses.replace(settings, redis_url=server.url)
-            log.info("started_redis", url=server.url, fsync=settings.redis_fsync,
-                     reason="REDIS_URL did not answer")
-        if not answers(settings.nats_url):
-            server = start_nats(_port_or_free(4222), data_dir / "nats")
+            log.info("started_redis", url=without_login(server.url), fsync=settings.redis_fsync,
+                     credentials=str(data_dir / CREDENTIALS_FILE))
+        if not _use_configured(_NATS, settings.nats_url):
+            logins = local_logins(data_dir)
+            server = start_nats(_port_or_free(_NATS.default_port), data_dir / "nats", logins.nats)
             started.append(server)
             settings = dataclasses.replace(settings, nats_url=server.url)
-            log.info("started_nats", url=server.url, reason="NATS_URL did not answer")
+            log.info("started_nats", url=without_login(server.url),
+                     credentials=str(data_dir / CREDENTIALS_FILE))
         with Supervisor(started):
             yield settings
     finally:
@@ -97,7 +144,8 @@ def print_banner(settings: Settings, workers: Sequence[Ready], door: Door | None
     for name, ports in settings.table_ports.items():
         print(f"  {name:<{width}} tables placed on each worker's own port: "
               f"{', '.join(str(port) for port in ports)}", flush=True)
-    print(f"  {'redis':<{width}} {settings.redis_url}\n  {'nats':<{width}} {settings.nats_url}", flush=True)
+    print(f"  {'redis':<{width}} {without_login(settings.redis_url)}\n"
+          f"  {'nats':<{width}} {without_login(settings.nats_url)}", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
 
 
@@ -144,5 +192,8 @@ def serve(names: Sequence[str]) -> int:
     """Named services against the configured Redis and NATS (containers, Kubernetes)."""
     settings = require_token_secret(Settings.from_env())
     _prepare(settings)
-    uvloop.run(serve_until_stopped(settings, names))
+    try:
+        uvloop.run(serve_until_stopped(settings, names))
+    except LoginRefused as refused:
+        raise SystemExit(str(refused)) from None
     return 0

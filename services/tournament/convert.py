@@ -133,9 +133,8 @@ def tournament_proto(tournament: Tournament, recorded: Sequence[GameResult]) -> 
         players=[tournament_pb2.TournamentPlayer(
             player_id=p.player_id, name=p.name, rating=p.rating, first_round=p.first_round,
             last_round=p.last_round or 0, checked_in=p.checked_in, bot=p.bot) for p in tournament.players],
-        current_round=len(tournament.rounds),
-        rounds=[round_proto(tournament, number, recorded)
-                for number in range(1, len(tournament.rounds) + 1)],
+        current_round=len(tournament.announced_rounds()),
+        rounds=[round_proto(tournament, round_.number, recorded) for round_ in tournament.announced_rounds()],
         created_at=timestamp(tournament.created_at))
 
 
@@ -143,7 +142,7 @@ def standings_of(tournament: Tournament, recorded: Sequence[GameResult]) -> list
     """The standings of the people (bot entries left out), recomputed from the results."""
     bots = {p.player_id for p in tournament.players if p.bot}
     lines = current_standings(tournament.format(), tournament.core_players(),
-                              [r.seated() for r in tournament.rounds], recorded)
+                              [r.seated() for r in tournament.announced_rounds()], recorded)
     return [line for line in lines if line.player_id not in bots]
 
 
@@ -154,15 +153,16 @@ def standings_proto(tournament: Tournament,
     return [tournament_pb2.StandingLine(
         rank=rank, player_id=line.player_id, name=names[line.player_id].name,
         points=float(line.points), points_exact=str(line.points), game_points=line.game_points,
-        wins=line.wins, games=line.games, reached_round=line.reached,
+        wins=line.wins, games=line.games, reached_round=line.reached, reached_place=line.last_place,
         withdrawn=names[line.player_id].last_round is not None)
         for rank, line in enumerate(standings_of(tournament, recorded), start=1)]
 
 
-def result_proto(tournament: Tournament, result: GameResult,
-                 points: Sequence[object]) -> tournament_pb2.TournamentGameResult:
-    """One recorded game with the points the rule gave each seat."""
+def result_proto(tournament: Tournament, result: GameResult, points: Sequence[object],
+                 provisional: bool) -> tournament_pb2.TournamentGameResult:
+    """One recorded game with the points the rule gave each seat (``provisional``: as far as
+    known; other tables of its duplicate deal have not reported yet)."""
     return tournament_pb2.TournamentGameResult(
         round=result.round, table=result.table + 1, game=result.game,
         table_id=tournament.table_id(result.round, result.table), player_ids=result.seats,
-        scores=result.scores, points=[str(p) for p in points])
+        scores=result.scores, points=[str(p) for p in points], provisional=provisional)

@@ -6,8 +6,10 @@ idempotent and every write to the tournament is fenced by the lease (the
 store's script refuses a director that lost it), so two replicas racing, or a
 replacement for one killed mid-step, never seat a round twice:
 
-registration -> (check-in) -> seat round k -> start each table's games until
-each has G recorded results (at the time limit: bots play the running games
+registration -> (check-in) -> seat round k (silently) -> deal each table's
+first game -> announce round k (its ``seated`` entry: every seated player's
+table can be played at once) -> start each table's games until each has G
+recorded results (at the time limit: bots play the running games
 out, no new game starts) -> round k finished -> ... -> finished.
 
 The seating is computed from the document and the recorded results alone
@@ -105,7 +107,22 @@ class Director:
         if not tournament.rounds or tournament.rounds[-1].finished:
             await self._next_round(tournament, now)
             return 0
+        if not tournament.rounds[-1].announced:
+            return await self._announce_round(tournament)
         return await self._play_round(tournament, now)
+
+    async def _announce_round(self, tournament: Tournament) -> int:
+        """Deal the first game of every table of the round just seated; once each has its game,
+        announce the seating (so no seated player is told of a table that is not there yet)."""
+        current = tournament.rounds[-1]
+        dealt = [await self.tables.dealt(tournament, current, index) for index in range(len(current.tables))]
+        if all(dealt):
+            number = current.number
+            await self.store.change(tournament.tournament_id,
+                                    lambda t: t.announce_round(number, time.time()), self.holder)
+            TOURNAMENT_ROUNDS.inc()
+            log.info("round_announced", tournament_id=tournament.tournament_id, round=number)
+        return len(dealt)
 
     async def _play_round(self, tournament: Tournament, now: float) -> int:
         tid = tournament.tournament_id
@@ -150,6 +167,5 @@ class Director:
             return t.seat(len(t.rounds) + 1, tables, now)
 
         tournament, entry = await self.store.change(tid, seat, self.holder)
-        if entry["change"] == "seated":
-            TOURNAMENT_ROUNDS.inc()
-        log.info("round_seated", tournament_id=tid, change=entry["change"], round=len(tournament.rounds))
+        log.info("round_seated", tournament_id=tid, change=entry.get("change", "seated_silently"),
+                 round=len(tournament.rounds))

@@ -1,7 +1,8 @@
 """A tournament as one document: its settings, players, seated rounds and status.
 
 Every change is a method that checks and mutates in place and returns the
-history entry it makes (a dict with at least "change"), raising a clean
+history entry it makes (a dict with at least "change"; empty for the one
+silent change, a round seated but not yet announced), raising a clean
 ServiceError to refuse. The store runs these methods by compare-and-set on the
 newest copy and appends the entry to the tournament's history in the same
 atomic step, so a change and its history entry never come apart.
@@ -37,6 +38,10 @@ class Status(StrEnum):
 
 #: Statuses in which the director still has work.
 ACTIVE = (Status.REGISTRATION, Status.CHECK_IN, Status.RUNNING, Status.PAUSED)
+#: The status after a history entry of these changes (every other change keeps the status).
+STATUS_AFTER = {"created": Status.REGISTRATION, "check_in_opened": Status.CHECK_IN,
+                "started": Status.RUNNING, "paused": Status.PAUSED, "resumed": Status.RUNNING,
+                "finished": Status.FINISHED, "cancelled": Status.CANCELLED}
 
 
 @dataclass
@@ -90,6 +95,9 @@ class Round:
     finished: bool = False
     #: Past the time limit: running games are finished by bots, no new game starts.
     cut: bool = False
+    #: Its ``seated`` entry is written: every table's first game exists (a round seated by an
+    #: older version, before this field, was announced at once).
+    announced: bool = True
 
     def seated(self) -> list[SeatedTable]:
         """The tables as the core sees them."""
@@ -278,12 +286,28 @@ class Tournament:
     # -- changes by the director -------------------------------------------------------------
 
     def seat(self, number: int, tables: list[SeatedTable], now: float) -> Entry:
-        """Store round ``number``'s seating (refused if it is not the next round)."""
+        """Store round ``number``'s seating, silently (refused if it is not the next round): the
+        director deals every table's first game, then :meth:`announce_round` tells the players."""
         if number != len(self.rounds) + 1 or self.status != Status.RUNNING:
             raise precondition(f"round {number} is not the next round to seat")
         bots = {p.player_id for p in self.players if p.bot}
-        self.rounds.append(Round(number, [["" if p in bots else p for p in t.seats] for t in tables], now))
+        self.rounds.append(Round(number, [["" if p in bots else p for p in t.seats] for t in tables], now,
+                                 announced=False))
+        return {}
+
+    def announce_round(self, number: int, now: float) -> Entry:
+        """Every table of the seated round ``number`` has its game: the seating is news, and the
+        round's clock starts."""
+        current = self.current
+        if current is None or current.number != number or current.announced:
+            raise precondition(f"round {number} is not waiting for its announcement")
+        current.announced = True
+        current.started_at = now
         return {"change": "seated", "round": number}
+
+    def announced_rounds(self) -> list[Round]:
+        """The rounds players have been told of (the newest may still be dealing its tables)."""
+        return [round_ for round_ in self.rounds if round_.announced]
 
     def finish_round(self, number: int) -> Entry:
         """Every table of the round is done."""

@@ -11,8 +11,8 @@ import grpc
 
 from services.scoring.store import ScoreStore
 from services.tournament import convert
-from services.tournament.core.standings import GameResult, ResultKey, game_points_of
 from services.tournament.model import Entry, Tournament
+from services.tournament.news import LAST
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
 from services.tournament.watchers import TournamentWatchers
@@ -27,10 +27,6 @@ from shared.rpc.errors import invalid
 Change = Callable[[Tournament], Entry]
 DEFAULT_LIST = 50
 MAX_LIST = 200
-#: Standings kept for watchers (each is shared by every watcher of the tournament).
-STANDINGS_CACHE = 256
-#: Changes after which a watcher gets the standings.
-_WITH_STANDINGS = ("game_finished", "round_finished", "finished", "cancelled")
 
 
 class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
@@ -43,8 +39,6 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         self.tables = tables
         self.scores = ScoreStore(runtime)
         self.default_turn = runtime.settings.turn_seconds
-        #: (tournament, history seq) -> standings then, newest use last.
-        self._standings_cache: dict[tuple[str, int], list[tournament_pb2.StandingLine]] = {}
 
     async def _reply(self, tournament: Tournament) -> tournament_pb2.Tournament:
         recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
@@ -166,52 +160,13 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
             raise invalid("after_seq must be >= 0")
         await self.store.get(tournament_id)  # NOT_FOUND before the stream starts
         watcher = caller().player_id
-        # The history is read from its start so that each entry's standings count exactly the
-        # games recorded up to it, whatever after_seq the watcher resumes from.
-        seen: set[ResultKey] = set()
-        async for entries, tournament, recorded in self.watchers.entries(tournament_id):
-            for seq, entry in entries:
-                if entry["change"] == "game_finished":
-                    seen.add((int(entry["round"]), int(entry["table"]), int(entry["game"])))
-                if seq <= request.after_seq:
+        # Each entry's response is built once for every watcher of this process (news.Replay),
+        # from the history's start, so it tells the tournament as it was at that entry.
+        async for replay, indexes in self.watchers.news(tournament_id):
+            for index in indexes:
+                moment = replay.moments[index]
+                if moment.seq <= request.after_seq:
                     continue
-                so_far = [r for r in recorded if (r.round, r.table, r.game) in seen]
-                yield self._news(tournament, so_far, seq, entry, watcher)
-                if entry["change"] in ("finished", "cancelled"):
+                yield replay.response(index, watcher)
+                if moment.entry["change"] in LAST:
                     return
-
-    def _news(self, tournament: Tournament, recorded: list[GameResult], seq: int, entry: Entry,
-              watcher: str) -> tournament_pb2.WatchTournamentResponse:
-        change = str(entry["change"])
-        response = tournament_pb2.WatchTournamentResponse(
-            seq=seq, change=change, player_id=str(entry.get("player_id", "")),
-            status=convert.status_proto(tournament.status))
-        if change == "seated":
-            number = int(entry["round"])
-            response.round.CopyFrom(convert.round_proto(tournament, number, recorded))
-            seat = tournament.seat_of(watcher, number)
-            if seat is not None:
-                response.your_seat.CopyFrom(tournament_pb2.YourSeat(
-                    round=number, table=seat[0] + 1, table_id=tournament.table_id(number, seat[0]),
-                    seat=seat[1]))
-        if change == "game_finished":
-            key = (int(entry["round"]), int(entry["table"]), int(entry["game"]))
-            mine = [r for r in recorded if (r.round, r.table, r.game) == key]
-            if mine:
-                points = game_points_of(recorded, tournament.settings.duplicate)[key]
-                response.result.CopyFrom(convert.result_proto(tournament, mine[0], points))
-        if change in _WITH_STANDINGS:
-            response.standings.extend(self._standings_at(tournament, seq, recorded))
-        return response
-
-    def _standings_at(self, tournament: Tournament, seq: int,
-                      recorded: list[GameResult]) -> list[tournament_pb2.StandingLine]:
-        """The standings after history entry ``seq``, computed once for all watchers."""
-        key = (tournament.tournament_id, seq)
-        lines = self._standings_cache.pop(key, None)
-        if lines is None:
-            lines = convert.standings_proto(tournament, recorded)
-        self._standings_cache[key] = lines
-        while len(self._standings_cache) > STANDINGS_CACHE:
-            self._standings_cache.pop(next(iter(self._standings_cache)))
-        return lines

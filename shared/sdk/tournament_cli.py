@@ -52,9 +52,13 @@ def describe(news: tournament_pb2.WatchTournamentResponse) -> str:
         if news.HasField("your_seat"):
             mine = news.your_seat
             line += f"; you: table {mine.table} seat {mine.seat} ({mine.table_id})"
+    if news.change in ("time_up", "round_finished"):
+        line += f": round {news.round_number}"
     if news.HasField("result"):
         result = news.result
         line += f": round {result.round} table {result.table} game {result.game} scores {list(result.scores)}"
+        if result.provisional:
+            line += " (points provisional: other tables of the deal still play)"
     if news.standings:
         line += "\n" + format_standings(news.standings)
     return line

@@ -31,7 +31,9 @@ class _TournamentFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Tour
     TOURNAMENT_FORMAT_SERIES: _TournamentFormat.ValueType  # 1
     """R rounds of G games per table, re-seated every round (club Skat)."""
     TOURNAMENT_FORMAT_KNOCKOUT: _TournamentFormat.ValueType  # 2
-    """The best `keep` of each table go on, until one final table has played."""
+    """The best `keep` of each table go on, until one final table has played
+    (once the players left fit one table of `table_size`).
+    """
 
 class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWrapper): ...
 
@@ -39,7 +41,9 @@ TOURNAMENT_FORMAT_UNSPECIFIED: TournamentFormat.ValueType  # 0
 TOURNAMENT_FORMAT_SERIES: TournamentFormat.ValueType  # 1
 """R rounds of G games per table, re-seated every round (club Skat)."""
 TOURNAMENT_FORMAT_KNOCKOUT: TournamentFormat.ValueType  # 2
-"""The best `keep` of each table go on, until one final table has played."""
+"""The best `keep` of each table go on, until one final table has played
+(once the players left fit one table of `table_size`).
+"""
 Global___TournamentFormat: _TypeAlias = TournamentFormat  # noqa: Y015
 
 class _FirstSeating:
@@ -154,7 +158,9 @@ class TournamentSettings(_message.Message):
     """
     first_seating: Global___FirstSeating.ValueType
     keep: _builtins.int
-    """Knockout: players per table who go on (1 to the game's least seats - 1; 0 means 1)."""
+    """Knockout: players per table who go on (1 to the game's least seats - 1; 0 means 1),
+    by the table order of the scoring rule above.
+    """
     duplicate_deals: _builtins.bool
     """Every table of a round plays the same seeds; scored by comparison (only
     games whose ListGames entry has duplicate_deals).
@@ -366,6 +372,7 @@ class StandingLine(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     REACHED_ROUND_FIELD_NUMBER: _builtins.int
     WITHDRAWN_FIELD_NUMBER: _builtins.int
+    REACHED_PLACE_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     player_id: _builtins.str
     name: _builtins.str
@@ -378,6 +385,10 @@ class StandingLine(_message.Message):
     reached_round: _builtins.int
     """Knockout: the last round the player was seated in."""
     withdrawn: _builtins.bool
+    reached_place: _builtins.int
+    """Knockout: the place (1 best) at the table of `reached_round`, by that
+    table's order (the scoring rule above); it ranks right after reached_round.
+    """
     def __init__(
         self,
         *,
@@ -391,10 +402,11 @@ class StandingLine(_message.Message):
         games: _builtins.int = ...,
         reached_round: _builtins.int = ...,
         withdrawn: _builtins.bool = ...,
+        reached_place: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_points", b"game_points", "games", b"games", "name", b"name", "player_id", b"player_id", "points", b"points", "points_exact", b"points_exact", "rank", b"rank", "reached_round", b"reached_round", "wins", b"wins", "withdrawn", b"withdrawn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_points", b"game_points", "games", b"games", "name", b"name", "player_id", b"player_id", "points", b"points", "points_exact", b"points_exact", "rank", b"rank", "reached_place", b"reached_place", "reached_round", b"reached_round", "wins", b"wins", "withdrawn", b"withdrawn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -411,15 +423,27 @@ class TournamentGameResult(_message.Message):
     PLAYER_IDS_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     table: _builtins.int
     game: _builtins.int
     """1-based within the round."""
     table_id: _builtins.str
+    provisional: _builtins.bool
+    """The points are as far as known: with duplicate deals they compare each seat
+    with the same seat at the other tables of the deal (same round, game and
+    table size), and some of those have not finished the game yet. The
+    standings of later entries count the final points.
+    """
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
-    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Final totals, one per seat. A game's own game_over may list more (a
+        position the game plays itself, with no seat: a card monster); those take
+        no place and change nobody's points.
+        """
+
     @_builtins.property
     def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Points each seat earned by the scoring rule, as fractions ("2/3")."""
@@ -434,10 +458,11 @@ class TournamentGameResult(_message.Message):
         player_ids: _abc.Iterable[_builtins.str] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         points: _abc.Iterable[_builtins.str] | None = ...,
+        provisional: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "player_ids", b"player_ids", "points", b"points", "round", b"round", "scores", b"scores", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "player_ids", b"player_ids", "points", b"points", "provisional", b"provisional", "round", b"round", "scores", b"scores", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -986,24 +1011,37 @@ class WatchTournamentResponse(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    ROUND_NUMBER_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """1, 2, 3, ...: the history entry (resume with after_seq)."""
     change: _builtins.str
-    """"created", "registered", "withdrawn", "checked_in", "started", "seated",
-    "game_finished", "round_finished", "paused", "resumed", "removed",
-    "finished", "cancelled".
+    """What happened, one of:
+    "created", "registered", "withdrawn" (by the player), "removed" (by the
+    organizer), "check_in_opened" (started with check-in), "checked_in",
+    "started" (running: at once, or when check-in closed), "seated" (a round's
+    tables), "game_finished", "time_up" (a round's time limit passed: bots
+    finish its running games, no new game starts), "round_finished",
+    "paused", "resumed", "finished", "cancelled".
+    Every field describes the tournament as it was right after this entry,
+    not now: a watcher replaying from seq 0 sees each entry as it happened.
     """
     player_id: _builtins.str
     """The player the change is about (registered, withdrawn, checked_in, removed)."""
     status: Global___TournamentStatus.ValueType
+    """The tournament's status right after this entry."""
+    round_number: _builtins.int
+    """The round the entry is about: seated, game_finished, time_up,
+    round_finished (0 for the other changes).
+    """
     @_builtins.property
     def round(self) -> Global___TournamentRound:
-        """seated: the round's tables."""
+        """seated: the round's tables (unfinished, no game played yet)."""
 
     @_builtins.property
     def your_seat(self) -> Global___YourSeat:
-        """seated: where the watcher sits in that round, if anywhere. Its table is
-        created a moment later: NOT_FOUND from the lobby and engine until then.
+        """seated: where the watcher sits in that round, if anywhere. A seating is
+        announced once every table of the round exists with its first game dealt:
+        the table answers at once (GetTable, GetView, Subscribe).
         """
 
     @_builtins.property
@@ -1012,7 +1050,11 @@ class WatchTournamentResponse(_message.Message):
 
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingLine]:
-        """game_finished, round_finished, finished, cancelled: the standings after it."""
+        """game_finished, round_finished, finished, cancelled: the standings after it
+        (the games recorded up to this entry; with duplicate deals they count
+        provisional points until every table of a deal has reported, at the
+        latest at round_finished).
+        """
 
     def __init__(
         self,
@@ -1025,10 +1067,11 @@ class WatchTournamentResponse(_message.Message):
         result: Global___TournamentGameResult | None = ...,
         standings: _abc.Iterable[Global___StandingLine] | None = ...,
         status: Global___TournamentStatus.ValueType = ...,
+        round_number: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "round", b"round", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "player_id", b"player_id", "result", b"result", "round", b"round", "seq", b"seq", "standings", b"standings", "status", b"status", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "player_id", b"player_id", "result", b"result", "round", b"round", "round_number", b"round_number", "seq", b"seq", "standings", b"standings", "status", b"status", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -42,8 +42,15 @@ class TournamentServiceStub:
     a seat earns instead the share of the same seat at the other tables of
     its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-    final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+    place is a win for each).
+    - Standings of a series: points, game points (sum of final totals), games
+    won, then the seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+    game points there, games won there, then the seeding order; the first
+    `keep` go on (ties at the cut are broken so). Its standings sort by the
+    last round reached, then that place at the last table played (the final
+    table's winner is first), then as a series.
     """
 
     def __init__(self, channel):
@@ -136,8 +143,15 @@ class TournamentServiceServicer:
     a seat earns instead the share of the same seat at the other tables of
     its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-    final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+    place is a win for each).
+    - Standings of a series: points, game points (sum of final totals), games
+    won, then the seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+    game points there, games won there, then the seeding order; the first
+    `keep` go on (ties at the cut are broken so). Its standings sort by the
+    last round reached, then that place at the last table played (the final
+    table's winner is first), then as a series.
     """
 
     def CreateTournament(self, request, context):
@@ -325,8 +339,15 @@ class TournamentService:
     a seat earns instead the share of the same seat at the other tables of
     its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-    final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+    place is a win for each).
+    - Standings of a series: points, game points (sum of final totals), games
+    won, then the seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+    game points there, games won there, then the seeding order; the first
+    `keep` go on (ties at the cut are broken so). Its standings sort by the
+    last round reached, then that place at the last table played (the final
+    table's winner is first), then as a series.
     """
 
     @staticmethod
