@@ -10,7 +10,8 @@ registration -> (check-in) -> seat round k (silently) -> deal each table's
 first game -> announce round k (its ``seated`` entry: every seated player's
 table can be played at once) -> start each table's games until each has G
 recorded results (at the time limit: bots play the running games
-out, no new game starts) -> round k finished -> ... -> finished.
+out, no new game starts) -> round k finished -> (manual rounds: wait for the
+organizer's StartNextRound) -> ... -> finished.
 
 The seating is computed from the document and the recorded results alone
 (the pure core), so a director that redoes a step computes the same tables.
@@ -149,8 +150,8 @@ class Director:
             await self.store.change(tid, Tournament.finish, self.holder)
             log.info("tournament_finished", tournament_id=tid)
             return
-        if tournament.status == Status.PAUSED:
-            return
+        if tournament.status == Status.PAUSED or tournament.awaiting_next_round:
+            return  # paused, or (manual rounds) waiting for the organizer's StartNextRound
         results = [result for result, _extra in await self.store.results(tid)]
 
         def plan(t: Tournament) -> list[SeatedTable]:

@@ -114,6 +114,21 @@ class TournamentServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerResponse.FromString,
                 _registered_method=True)
+        self.StartNextRound = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/StartNextRound',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundResponse.FromString,
+                _registered_method=True)
+        self.SetForbiddenPairs = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/SetForbiddenPairs',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsResponse.FromString,
+                _registered_method=True)
+        self.ExportResults = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/ExportResults',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
+                _registered_method=True)
         self.GetStandings = channel.unary_unary(
                 '/stammtisch.v1.TournamentService/GetStandings',
                 request_serializer=stammtisch_dot_v1_dot_tournament__pb2.GetStandingsRequest.SerializeToString,
@@ -230,6 +245,30 @@ class TournamentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartNextRound(self, request, context):
+        """Organizer, with `manual_rounds`: seat the next round now (the director
+        waits after each round's last game until this is called).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetForbiddenPairs(self, request, context):
+        """Organizer: the pairs of players who must not meet at a table (replaces the
+        list; it applies from the next round seated).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportResults(self, request, context):
+        """The results as a file: every game's totals, or the standings with the
+        tie-break values (CSV), or both (JSON). Anyone may export.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStandings(self, request, context):
         """The standings, recomputed from the results of the games.
         """
@@ -303,6 +342,21 @@ def add_TournamentServiceServicer_to_server(servicer, server):
                     servicer.RemovePlayer,
                     request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerResponse.SerializeToString,
+            ),
+            'StartNextRound': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartNextRound,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundResponse.SerializeToString,
+            ),
+            'SetForbiddenPairs': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetForbiddenPairs,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsResponse.SerializeToString,
+            ),
+            'ExportResults': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportResults,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.SerializeToString,
             ),
             'GetStandings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStandings,
@@ -637,6 +691,87 @@ class TournamentService:
             '/stammtisch.v1.TournamentService/RemovePlayer',
             stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerRequest.SerializeToString,
             stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartNextRound(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/StartNextRound',
+            stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetForbiddenPairs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/SetForbiddenPairs',
+            stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportResults(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/ExportResults',
+            stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -80,6 +80,18 @@ class TournamentServiceStub:
     """Organizer: stop for good; the standings so far are final."""
     RemovePlayer: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.RemovePlayerRequest, _tournament_pb2.RemovePlayerResponse]
     """Organizer: withdraw a player (as Withdraw does for oneself)."""
+    StartNextRound: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.StartNextRoundRequest, _tournament_pb2.StartNextRoundResponse]
+    """Organizer, with `manual_rounds`: seat the next round now (the director
+    waits after each round's last game until this is called).
+    """
+    SetForbiddenPairs: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.SetForbiddenPairsRequest, _tournament_pb2.SetForbiddenPairsResponse]
+    """Organizer: the pairs of players who must not meet at a table (replaces the
+    list; it applies from the next round seated).
+    """
+    ExportResults: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.ExportResultsRequest, _tournament_pb2.ExportResultsResponse]
+    """The results as a file: every game's totals, or the standings with the
+    tie-break values (CSV), or both (JSON). Anyone may export.
+    """
     GetStandings: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.GetStandingsRequest, _tournament_pb2.GetStandingsResponse]
     """The standings, recomputed from the results of the games."""
     WatchTournament: _grpc.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]
@@ -140,6 +152,18 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     """Organizer: stop for good; the standings so far are final."""
     RemovePlayer: _aio.UnaryUnaryMultiCallable[_tournament_pb2.RemovePlayerRequest, _tournament_pb2.RemovePlayerResponse]  # type: ignore[assignment]
     """Organizer: withdraw a player (as Withdraw does for oneself)."""
+    StartNextRound: _aio.UnaryUnaryMultiCallable[_tournament_pb2.StartNextRoundRequest, _tournament_pb2.StartNextRoundResponse]  # type: ignore[assignment]
+    """Organizer, with `manual_rounds`: seat the next round now (the director
+    waits after each round's last game until this is called).
+    """
+    SetForbiddenPairs: _aio.UnaryUnaryMultiCallable[_tournament_pb2.SetForbiddenPairsRequest, _tournament_pb2.SetForbiddenPairsResponse]  # type: ignore[assignment]
+    """Organizer: the pairs of players who must not meet at a table (replaces the
+    list; it applies from the next round seated).
+    """
+    ExportResults: _aio.UnaryUnaryMultiCallable[_tournament_pb2.ExportResultsRequest, _tournament_pb2.ExportResultsResponse]  # type: ignore[assignment]
+    """The results as a file: every game's totals, or the standings with the
+    tie-break values (CSV), or both (JSON). Anyone may export.
+    """
     GetStandings: _aio.UnaryUnaryMultiCallable[_tournament_pb2.GetStandingsRequest, _tournament_pb2.GetStandingsResponse]  # type: ignore[assignment]
     """The standings, recomputed from the results of the games."""
     WatchTournament: _aio.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]  # type: ignore[assignment]
@@ -263,6 +287,36 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_pb2.RemovePlayerResponse, _abc.Awaitable[_tournament_pb2.RemovePlayerResponse]]:
         """Organizer: withdraw a player (as Withdraw does for oneself)."""
+
+    @_abc_1.abstractmethod
+    def StartNextRound(
+        self,
+        request: _tournament_pb2.StartNextRoundRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.StartNextRoundResponse, _abc.Awaitable[_tournament_pb2.StartNextRoundResponse]]:
+        """Organizer, with `manual_rounds`: seat the next round now (the director
+        waits after each round's last game until this is called).
+        """
+
+    @_abc_1.abstractmethod
+    def SetForbiddenPairs(
+        self,
+        request: _tournament_pb2.SetForbiddenPairsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.SetForbiddenPairsResponse, _abc.Awaitable[_tournament_pb2.SetForbiddenPairsResponse]]:
+        """Organizer: the pairs of players who must not meet at a table (replaces the
+        list; it applies from the next round seated).
+        """
+
+    @_abc_1.abstractmethod
+    def ExportResults(
+        self,
+        request: _tournament_pb2.ExportResultsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.ExportResultsResponse, _abc.Awaitable[_tournament_pb2.ExportResultsResponse]]:
+        """The results as a file: every game's totals, or the standings with the
+        tie-break values (CSV), or both (JSON). Anyone may export.
+        """
 
     @_abc_1.abstractmethod
     def GetStandings(
