@@ -86,6 +86,9 @@ def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:
     width = max(len(name) for name in [*labels, *(name for name, _, _ in workers[0]["services"])])
     for name, port, full_name in workers[0]["services"]:
         print(f"  {name:<{width}} grpc://{host}:{port}  ({full_name})", flush=True)
+        if name == "tournament":  # its page (services/tournament/page.py)
+            print(f"  {'tournaments':<{width}} http://{host}:{settings.tournament_page_port}/tournaments",
+                  flush=True)
     for label, worker in zip(labels, workers, strict=True):
         print(f"  {label:<{width}} http://{host}:{worker['metrics_port']}/metrics  (pid {worker['pid']})",
               flush=True)

@@ -44,7 +44,8 @@ async def test_manual_rounds_forbidden_pairs_tie_breaks_and_export(stack: dict[s
     ids = [c.player_id for c in clients]
     banned = [(ids[1], ids[2]), (ids[3], ids[4])]
     await refused(sdk.set_forbidden_pairs(stranger, tid, banned), grpc.StatusCode.PERMISSION_DENIED)
-    await refused(sdk.set_forbidden_pairs(organizer, tid, [(ids[1], ids[1])]), grpc.StatusCode.INVALID_ARGUMENT)
+    await refused(sdk.set_forbidden_pairs(organizer, tid, [(ids[1], ids[1])]),
+                  grpc.StatusCode.INVALID_ARGUMENT)
     await refused(sdk.set_forbidden_pairs(organizer, tid, [(ids[1], "f" * 32)]),
                   grpc.StatusCode.FAILED_PRECONDITION)
     reply = await sdk.set_forbidden_pairs(organizer, tid, banned)
@@ -93,8 +94,8 @@ async def test_manual_rounds_forbidden_pairs_tie_breaks_and_export(stack: dict[s
         [{tb.name: tb.exact for tb in line.tie_breaks} for line in standings]
     assert len(document["games"]) == 4 and all(len(game["seats"]) == 3 for game in document["games"])
 
-    table = list(csv.reader(io.StringIO(
-        (await sdk.export_results(organizer, tid, tournament_pb2.EXPORT_FORMAT_STANDINGS_CSV)).content.decode())))
+    standings_csv = await sdk.export_results(organizer, tid, tournament_pb2.EXPORT_FORMAT_STANDINGS_CSV)
+    table = list(csv.reader(io.StringIO(standings_csv.content.decode())))
     assert table[0][-2:] == ["wins", "best_game"]
     assert [row[1] for row in table[1:]] == [line.player_id for line in standings]
     games = list(csv.DictReader(io.StringIO(
