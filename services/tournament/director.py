@@ -25,6 +25,7 @@ import time
 import uuid
 from collections import Counter
 
+from services.tournament import notify
 from services.tournament.core.rounds import finished, plan_round
 from services.tournament.core.seating import SeatedTable
 from services.tournament.model import Status, Tournament
@@ -98,6 +99,9 @@ class Director:
             start_at = tournament.settings.start_at
             if start_at and now >= start_at and tournament.players:
                 await self.store.change(tid, lambda t: t.start(now), self.holder)
+            elif start_at and now >= start_at - notify.SOON_SECONDS and not tournament.reminded:
+                reminded, _entry = await self.store.change(tid, Tournament.remind, self.holder)
+                await notify.starting_soon(self.store.runtime, reminded)
             return 0
         if status == Status.CHECK_IN:
             if now >= tournament.check_in_until:
@@ -119,8 +123,9 @@ class Director:
         dealt = [await self.tables.dealt(tournament, current, index) for index in range(len(current.tables))]
         if all(dealt):
             number = current.number
-            await self.store.change(tournament.tournament_id,
-                                    lambda t: t.announce_round(number, time.time()), self.holder)
+            announced, _entry = await self.store.change(
+                tournament.tournament_id, lambda t: t.announce_round(number, time.time()), self.holder)
+            await notify.seated(self.store.runtime, announced, number)
             TOURNAMENT_ROUNDS.inc()
             log.info("round_announced", tournament_id=tournament.tournament_id, round=number)
         return len(dealt)

@@ -130,6 +130,8 @@ class Tournament:
     forbidden_pairs: list[list[str]] = field(default_factory=list)
     #: With manual rounds: the highest round the organizer let start (StartNextRound).
     released_round: int = 1
+    #: Its players were told it starts soon (notify.py: once per tournament).
+    reminded: bool = False
     version: int = 0
 
     # -- storage --------------------------------------------------------------------------
@@ -296,6 +298,13 @@ class Tournament:
             raise precondition("the tournament is not paused")
         self.status = Status.RUNNING
         return {"change": "resumed"}
+
+    def remind(self) -> Entry:
+        """Registration: the players are told it starts soon (once)."""
+        if self.status != Status.REGISTRATION or self.reminded:
+            raise precondition("the players were told already, or it has started")
+        self.reminded = True
+        return {"change": "starting_soon"}
 
     def start_next_round(self) -> Entry:
         """Manual rounds: let the director seat the next round."""

@@ -1296,7 +1296,8 @@ class WatchTournamentResponse(_message.Message):
     tables), "game_finished", "time_up" (a round's time limit passed: bots
     finish its running games, no new game starts), "round_finished",
     "paused", "resumed", "finished", "cancelled", "next_round_started" (the
-    organizer's StartNextRound), "forbidden_pairs_set".
+    organizer's StartNextRound), "forbidden_pairs_set", "starting_soon" (its
+    players were told, 5 minutes before start_at; services/tournament/notify.py).
     Every field describes the tournament as it was right after this entry,
     not now: a watcher replaying from seq 0 sees each entry as it happened.
     """
