@@ -45,7 +45,7 @@ _STATUS = {
 }
 
 
-def _within(name: str, value: float, low: float, high: float) -> None:
+def check_within(name: str, value: float, low: float, high: float) -> None:
     if not low <= value <= high:
         raise invalid(f"{name} must be {low} to {high}, got {value}")
 
@@ -63,20 +63,20 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
     check_seat_count(game, request.table_size)
     options = game_options(game, request.options)
     new_game(game, request.table_size, options, seed=0)
-    _within("capacity", request.capacity, 2, MAX_CAPACITY)
-    _within("games_per_round", request.games_per_round, 1, MAX_GAMES)
+    check_within("capacity", request.capacity, 2, MAX_CAPACITY)
+    check_within("games_per_round", request.games_per_round, 1, MAX_GAMES)
     rounds = request.rounds if kind == Kind.SERIES else 0
     if kind == Kind.SERIES:
-        _within("rounds", rounds, 1, MAX_ROUNDS)
-        _within("late_entry_until_round", request.late_entry_until_round, 0, rounds)
+        check_within("rounds", rounds, 1, MAX_ROUNDS)
+        check_within("late_entry_until_round", request.late_entry_until_round, 0, rounds)
     keep = request.keep or 1
     if kind == Kind.KNOCKOUT:
-        _within("keep", keep, 1, known.min_seats - 1)
+        check_within("keep", keep, 1, known.min_seats - 1)
     if request.duplicate_deals and game not in DUPLICATE_DEAL_GAMES:
         raise invalid(f"duplicate deals need a game dealt per round by its seed: "
                       f"{', '.join(sorted(DUPLICATE_DEAL_GAMES))}")
-    _within("round_seconds", request.round_seconds, 0, MAX_ROUND_SECONDS)
-    _within("check_in_seconds", request.check_in_seconds, 0, MAX_CHECK_IN)
+    check_within("round_seconds", request.round_seconds, 0, MAX_ROUND_SECONDS)
+    check_within("check_in_seconds", request.check_in_seconds, 0, MAX_CHECK_IN)
     try:
         tie_breaks = check_tie_breaks(list(request.tie_breaks))
     except ValueError as exc:
@@ -201,3 +201,4 @@ def result_proto(tournament: Tournament, result: GameResult, points: Sequence[ob
         round=result.round, table=result.table + 1, game=result.game,
         table_id=tournament.table_id(result.round, result.table), player_ids=result.seats,
         scores=result.scores, points=[str(p) for p in points], provisional=provisional)
+

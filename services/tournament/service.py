@@ -1,4 +1,5 @@
-"""Tournaments: the TournamentService over gRPC, the results consumer and the director.
+"""Tournaments: the TournamentService over gRPC, the results consumer, the director and the
+scheduler of recurring tournaments.
 
 The tournament page (page.py) is served by the same process on its own HTTP port.
 Any number of replicas may run; the director of each tournament is whichever
@@ -6,6 +7,8 @@ replica holds its lease, and the results consumer is shared by all of them.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import grpc
 
@@ -15,12 +18,13 @@ from services.tournament.consumer import TournamentResults
 from services.tournament.director import Director
 from services.tournament.feed import PageFeeds
 from services.tournament.page import TournamentPage
+from services.tournament.schedules import Scheduler, ScheduleStore
 from services.tournament.servicer import TournamentServicer
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
 from services.tournament.watchers import TournamentWatchers
 from shared.api.stammtisch.v1 import tournament_pb2_grpc
-from shared.infra.runtime import Runtime
+from shared.infra.runtime import UNREACHABLE, Runtime
 from shared.obs.logs import get_logger
 from shared.rpc.auth import TokenSigner
 
@@ -40,7 +44,9 @@ class TournamentService(Service):
         self.results = TournamentResults(runtime, self.store)
         self.director = Director(self.store, self.tables)
         self.watchers = TournamentWatchers(self.store)
-        self.servicer = TournamentServicer(runtime, self.store, self.tables, self.watchers)
+        schedules = ScheduleStore(runtime)
+        self.scheduler = Scheduler(runtime, schedules, self.store)
+        self.servicer = TournamentServicer(runtime, self.store, self.tables, self.watchers, schedules)
         self.page = TournamentPage(self.store, self.servicer, PageFeeds(self.store, self.watchers),
                                    TokenSigner.from_settings(runtime.settings))
 
@@ -51,6 +57,7 @@ class TournamentService(Service):
         """Consume results, direct whatever tournaments this replica can lease, serve the page."""
         await self.results.start()
         self.spawn(self.director.run_forever(), "director")
+        self.spawn(self.scheduler.run_forever(), "scheduler")
         settings = self.runtime.settings
         port = await self.page.start(settings.bind_host, settings.tournament_page_port, settings.share_ports)
         log.info("tournament_page", url=f"http://{settings.bind_host}:{port}/tournaments")
@@ -61,6 +68,8 @@ class TournamentService(Service):
         await self.page.stop()
         await self.watchers.close()
         await self.director.stop()
+        with contextlib.suppress(*UNREACHABLE):
+            await self.scheduler.stop()
         await self.results.stop()
 
 

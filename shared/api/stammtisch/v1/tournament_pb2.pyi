@@ -160,6 +160,29 @@ points}]}]}.
 """
 Global___ExportFormat: _TypeAlias = ExportFormat  # noqa: Y015
 
+class _Recurrence:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RecurrenceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Recurrence.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RECURRENCE_UNSPECIFIED: _Recurrence.ValueType  # 0
+    RECURRENCE_ONCE: _Recurrence.ValueType  # 1
+    """One tournament, on `date`."""
+    RECURRENCE_DAILY: _Recurrence.ValueType  # 2
+    RECURRENCE_WEEKLY: _Recurrence.ValueType  # 3
+    """On `weekday`."""
+
+class Recurrence(_Recurrence, metaclass=_RecurrenceEnumTypeWrapper): ...
+
+RECURRENCE_UNSPECIFIED: Recurrence.ValueType  # 0
+RECURRENCE_ONCE: Recurrence.ValueType  # 1
+"""One tournament, on `date`."""
+RECURRENCE_DAILY: Recurrence.ValueType  # 2
+RECURRENCE_WEEKLY: Recurrence.ValueType  # 3
+"""On `weekday`."""
+Global___Recurrence: _TypeAlias = Recurrence  # noqa: Y015
+
 @_typing.final
 class TournamentSettings(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
@@ -1207,6 +1230,182 @@ class ExportResultsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ExportResultsResponse: _TypeAlias = ExportResultsResponse  # noqa: Y015
+
+@_typing.final
+class TournamentSchedule(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    ORGANIZER_ID_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    RECURRENCE_FIELD_NUMBER: _builtins.int
+    TIME_OF_DAY_FIELD_NUMBER: _builtins.int
+    TIME_ZONE_FIELD_NUMBER: _builtins.int
+    WEEKDAY_FIELD_NUMBER: _builtins.int
+    DATE_FIELD_NUMBER: _builtins.int
+    OPEN_SECONDS_BEFORE_FIELD_NUMBER: _builtins.int
+    NEXT_START_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_IDS_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    organizer_id: _builtins.str
+    recurrence: Global___Recurrence.ValueType
+    time_of_day: _builtins.str
+    """Local start time "HH:MM" or "HH:MM:SS" in `time_zone`."""
+    time_zone: _builtins.str
+    """An IANA time zone ("Europe/Berlin"); daylight-saving time follows it."""
+    weekday: _builtins.int
+    """RECURRENCE_WEEKLY: 1 (Monday) to 7 (Sunday)."""
+    date: _builtins.str
+    """RECURRENCE_ONCE: the local date, "YYYY-MM-DD"."""
+    open_seconds_before: _builtins.int
+    """A tournament is created (registration opens) this long before its start
+    (0 to 604800 seconds).
+    """
+    @_builtins.property
+    def settings(self) -> Global___TournamentSettings:
+        """The settings of every tournament it makes (start_at: each occurrence)."""
+
+    @_builtins.property
+    def next_start(self) -> _timestamp_pb2.Timestamp:
+        """The next occurrence not yet created (unset: none left)."""
+
+    @_builtins.property
+    def tournament_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tournaments made so far, oldest first (the last 20)."""
+
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+        organizer_id: _builtins.str = ...,
+        settings: Global___TournamentSettings | None = ...,
+        recurrence: Global___Recurrence.ValueType = ...,
+        time_of_day: _builtins.str = ...,
+        time_zone: _builtins.str = ...,
+        weekday: _builtins.int = ...,
+        date: _builtins.str = ...,
+        open_seconds_before: _builtins.int = ...,
+        next_start: _timestamp_pb2.Timestamp | None = ...,
+        tournament_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_start", b"next_start", "settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["date", b"date", "next_start", b"next_start", "open_seconds_before", b"open_seconds_before", "organizer_id", b"organizer_id", "recurrence", b"recurrence", "schedule_id", b"schedule_id", "settings", b"settings", "time_of_day", b"time_of_day", "time_zone", b"time_zone", "tournament_ids", b"tournament_ids", "weekday", b"weekday"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentSchedule: _TypeAlias = TournamentSchedule  # noqa: Y015
+
+@_typing.final
+class CreateScheduleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedule(self) -> Global___TournamentSchedule:
+        """Every field but schedule_id, organizer_id, next_start and tournament_ids."""
+
+    def __init__(
+        self,
+        *,
+        schedule: Global___TournamentSchedule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateScheduleRequest: _TypeAlias = CreateScheduleRequest  # noqa: Y015
+
+@_typing.final
+class CreateScheduleResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedule(self) -> Global___TournamentSchedule: ...
+    def __init__(
+        self,
+        *,
+        schedule: Global___TournamentSchedule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateScheduleResponse: _TypeAlias = CreateScheduleResponse  # noqa: Y015
+
+@_typing.final
+class ListSchedulesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesRequest: _TypeAlias = ListSchedulesRequest  # noqa: Y015
+
+@_typing.final
+class ListSchedulesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedules(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentSchedule]: ...
+    def __init__(
+        self,
+        *,
+        schedules: _abc.Iterable[Global___TournamentSchedule] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedules", b"schedules"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesResponse: _TypeAlias = ListSchedulesResponse  # noqa: Y015
+
+@_typing.final
+class DeleteScheduleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule_id", b"schedule_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteScheduleRequest: _TypeAlias = DeleteScheduleRequest  # noqa: Y015
+
+@_typing.final
+class DeleteScheduleResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteScheduleResponse: _TypeAlias = DeleteScheduleResponse  # noqa: Y015
 
 @_typing.final
 class GetStandingsRequest(_message.Message):

@@ -129,6 +129,21 @@ class TournamentServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
                 _registered_method=True)
+        self.CreateSchedule = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/CreateSchedule',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleResponse.FromString,
+                _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/ListSchedules',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
+        self.DeleteSchedule = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/DeleteSchedule',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleResponse.FromString,
+                _registered_method=True)
         self.GetStandings = channel.unary_unary(
                 '/stammtisch.v1.TournamentService/GetStandings',
                 request_serializer=stammtisch_dot_v1_dot_tournament__pb2.GetStandingsRequest.SerializeToString,
@@ -269,6 +284,30 @@ class TournamentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateSchedule(self, request, context):
+        """A scheduled or recurring tournament: each occurrence's tournament (the
+        settings below, its start_at the occurrence) is created, and so opens
+        registration, `open_seconds_before` its start, and the director starts it
+        then. The caller organizes every tournament it makes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSchedules(self, request, context):
+        """Every schedule, by next start.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSchedule(self, request, context):
+        """Organizer: no further tournaments (those made already stay).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStandings(self, request, context):
         """The standings, recomputed from the results of the games.
         """
@@ -357,6 +396,21 @@ def add_TournamentServiceServicer_to_server(servicer, server):
                     servicer.ExportResults,
                     request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.SerializeToString,
+            ),
+            'CreateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSchedule,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesResponse.SerializeToString,
+            ),
+            'DeleteSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSchedule,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleResponse.SerializeToString,
             ),
             'GetStandings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStandings,
@@ -772,6 +826,87 @@ class TournamentService:
             '/stammtisch.v1.TournamentService/ExportResults',
             stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
             stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/CreateSchedule',
+            stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/ListSchedules',
+            stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/DeleteSchedule',
+            stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -92,6 +92,16 @@ class TournamentServiceStub:
     """The results as a file: every game's totals, or the standings with the
     tie-break values (CSV), or both (JSON). Anyone may export.
     """
+    CreateSchedule: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.CreateScheduleRequest, _tournament_pb2.CreateScheduleResponse]
+    """A scheduled or recurring tournament: each occurrence's tournament (the
+    settings below, its start_at the occurrence) is created, and so opens
+    registration, `open_seconds_before` its start, and the director starts it
+    then. The caller organizes every tournament it makes.
+    """
+    ListSchedules: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.ListSchedulesRequest, _tournament_pb2.ListSchedulesResponse]
+    """Every schedule, by next start."""
+    DeleteSchedule: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.DeleteScheduleRequest, _tournament_pb2.DeleteScheduleResponse]
+    """Organizer: no further tournaments (those made already stay)."""
     GetStandings: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.GetStandingsRequest, _tournament_pb2.GetStandingsResponse]
     """The standings, recomputed from the results of the games."""
     WatchTournament: _grpc.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]
@@ -164,6 +174,16 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     """The results as a file: every game's totals, or the standings with the
     tie-break values (CSV), or both (JSON). Anyone may export.
     """
+    CreateSchedule: _aio.UnaryUnaryMultiCallable[_tournament_pb2.CreateScheduleRequest, _tournament_pb2.CreateScheduleResponse]  # type: ignore[assignment]
+    """A scheduled or recurring tournament: each occurrence's tournament (the
+    settings below, its start_at the occurrence) is created, and so opens
+    registration, `open_seconds_before` its start, and the director starts it
+    then. The caller organizes every tournament it makes.
+    """
+    ListSchedules: _aio.UnaryUnaryMultiCallable[_tournament_pb2.ListSchedulesRequest, _tournament_pb2.ListSchedulesResponse]  # type: ignore[assignment]
+    """Every schedule, by next start."""
+    DeleteSchedule: _aio.UnaryUnaryMultiCallable[_tournament_pb2.DeleteScheduleRequest, _tournament_pb2.DeleteScheduleResponse]  # type: ignore[assignment]
+    """Organizer: no further tournaments (those made already stay)."""
     GetStandings: _aio.UnaryUnaryMultiCallable[_tournament_pb2.GetStandingsRequest, _tournament_pb2.GetStandingsResponse]  # type: ignore[assignment]
     """The standings, recomputed from the results of the games."""
     WatchTournament: _aio.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]  # type: ignore[assignment]
@@ -317,6 +337,34 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         """The results as a file: every game's totals, or the standings with the
         tie-break values (CSV), or both (JSON). Anyone may export.
         """
+
+    @_abc_1.abstractmethod
+    def CreateSchedule(
+        self,
+        request: _tournament_pb2.CreateScheduleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.CreateScheduleResponse, _abc.Awaitable[_tournament_pb2.CreateScheduleResponse]]:
+        """A scheduled or recurring tournament: each occurrence's tournament (the
+        settings below, its start_at the occurrence) is created, and so opens
+        registration, `open_seconds_before` its start, and the director starts it
+        then. The caller organizes every tournament it makes.
+        """
+
+    @_abc_1.abstractmethod
+    def ListSchedules(
+        self,
+        request: _tournament_pb2.ListSchedulesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.ListSchedulesResponse, _abc.Awaitable[_tournament_pb2.ListSchedulesResponse]]:
+        """Every schedule, by next start."""
+
+    @_abc_1.abstractmethod
+    def DeleteSchedule(
+        self,
+        request: _tournament_pb2.DeleteScheduleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.DeleteScheduleResponse, _abc.Awaitable[_tournament_pb2.DeleteScheduleResponse]]:
+        """Organizer: no further tournaments (those made already stay)."""
 
     @_abc_1.abstractmethod
     def GetStandings(
