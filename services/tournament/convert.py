@@ -188,7 +188,7 @@ def standings_proto(tournament: Tournament,
         for rank, line in enumerate(standings_of(tournament, recorded), start=1)]
 
 
-def tie_break_proto(name: str, value: Fraction) -> tournament_pb2.TieBreakValue:
+def tie_break_proto(name: str, value: int | Fraction) -> tournament_pb2.TieBreakValue:
     """One tie-break's value of a standing line."""
     return tournament_pb2.TieBreakValue(name=name, value=float(value), exact=str(value))
 

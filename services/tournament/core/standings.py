@@ -89,9 +89,10 @@ class Standing:
     #: the tournament's tie-breaks name it).
     opponents_points: Fraction = Fraction(0)
 
-    def tie_break(self, name: str) -> Fraction:
+    def tie_break(self, name: str) -> int | Fraction:
         """The value of one named tie-break (:data:`TIE_BREAKS`), higher is better."""
-        return Fraction(getattr(self, name))
+        value: int | Fraction = getattr(self, name)
+        return value
 
     def sort_key(self, tie_breaks: Sequence[str] = DEFAULT_TIE_BREAKS) -> tuple[object, ...]:
         """Best first when sorted ascending: (knockout) round reached and place there, points,
