@@ -2,7 +2,7 @@
 
 Routes (aiohttp, on ``STAMMTISCH_TOURNAMENT_PAGE_PORT``):
 
-* ``GET /tournaments``: running, upcoming and finished tournaments (HTML);
+* ``GET /tournaments``: running, upcoming, scheduled and finished tournaments (HTML);
 * ``GET /tournaments/{id}``: the page (status, clock, rounds and tables, live standings,
   results and export links); it renders ``/state`` and follows ``/events``;
 * ``GET /tournaments/{id}/state``: the tournament and its standings now (JSON);
@@ -20,6 +20,7 @@ never send), so no token reaches a URL, an access log or a referrer.
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 from collections.abc import Awaitable, Callable
@@ -29,8 +30,10 @@ from typing import Any
 import grpc
 from aiohttp import web
 
+from services.tournament.core.calendar import Recurrence
 from services.tournament.feed import PageFeeds, snapshot
 from services.tournament.model import Status, Tournament
+from services.tournament.schedules import Schedule
 from services.tournament.servicer import EXPORTS, TournamentServicer
 from services.tournament.store import TournamentStore
 from shared.api.stammtisch.v1 import tournament_pb2
@@ -42,6 +45,7 @@ from shared.rpc.errors import ServiceError
 log = get_logger("tournament.page")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+WEEKDAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 #: Tournaments the list page shows at most.
 LISTED = 100
 #: The files under /export/ and the ExportResults format of each.
@@ -155,6 +159,9 @@ class TournamentPage:
         for title, items in groups.items():
             rows = "".join(_list_row(t) for t in items) or '<li class="none">none</li>'
             body.append(f'<section><h2>{title}</h2><ul class="list">{rows}</ul></section>')
+        planned = [s for s in await self.servicer.schedules.all() if s.next_start is not None]
+        rows = "".join(_schedule_row(s) for s in planned) or '<li class="none">none</li>'
+        body.insert(2, f'<section><h2>Scheduled</h2><ul class="list" id="scheduled">{rows}</ul></section>')
         return _html("Tournaments", f'<header><h1>Tournaments</h1></header>{"".join(body)}')
 
     async def page(self, request: web.Request) -> web.StreamResponse:
@@ -238,6 +245,20 @@ def _list_row(tournament: Tournament) -> str:
     meta = f"{s.game} · {s.kind} · {players} players · {tournament.status}"
     return (f'<li><a href="{link}">{html.escape(s.name)}</a> '
             f'<span class="meta">{html.escape(meta)}</span></li>')
+
+
+def _schedule_row(schedule: Schedule) -> str:
+    """One schedule of the list page: its name, rule and next start (escaped)."""
+    name = schedule.template().name
+    weekly = WEEKDAYS[schedule.weekday - 1] if schedule.weekday else ""
+    when = {Recurrence.ONCE: schedule.date, Recurrence.DAILY: "daily",
+            Recurrence.WEEKLY: weekly}[schedule.recurrence]
+    meta = f"{when} at {schedule.time_of_day} ({schedule.time_zone}) · next {_utc(schedule.next_start or 0)}"
+    return f'<li>{html.escape(name)} <span class="meta">{html.escape(meta)}</span></li>'
+
+
+def _utc(stamp: float) -> str:
+    return dt.datetime.fromtimestamp(stamp, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _html(title: str, body: str, tournament_id: str = "", table_id: str = "") -> web.Response:

@@ -186,6 +186,18 @@ async def test_names_are_escaped_and_controls_need_the_organizer(site: tuple[dic
     listing = await browser.new_page(viewport=PHONE)  # type: ignore[attr-defined]
     await listing.goto(f"{base}/tournaments")
     assert await listing.text_content(".list a") == "<b>Bold</b> & co"
+    weekly = tournament_pb2.TournamentSchedule(
+        settings=tournament_pb2.TournamentSettings(
+            name="<i>Skat</i> weekly", game="willi-stich", format=tournament_pb2.TOURNAMENT_FORMAT_SERIES,
+            capacity=8, rounds=1, games_per_round=1, table_size=3),
+        recurrence=tournament_pb2.RECURRENCE_WEEKLY, weekday=5, time_of_day="19:30",
+        time_zone="Europe/Berlin")
+    await organizer.tournaments.CreateSchedule(tournament_pb2.CreateScheduleRequest(schedule=weekly),
+                                               metadata=organizer.auth)
+    await listing.reload()
+    scheduled = await listing.text_content("#scheduled li")
+    assert scheduled is not None
+    assert scheduled.startswith("<i>Skat</i> weekly Fridays at 19:30 (Europe/Berlin)")
     async with aiohttp.ClientSession() as http:
         async with http.post(f"{base}/tournaments/{tid}/control/start") as anonymous:
             assert anonymous.status == 401
