@@ -44,7 +44,8 @@ chromium:
 screenshot: $(STAMP) redis-server chromium
 	STAMMTISCH_SCREENSHOT_DIR=$(CURDIR)/.var/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider \
 	  tests/services/tournament/page -k live_standings
-	@echo "screenshots: $(CURDIR)/.var/screenshots/tournament-page.png (and tournament-page-full.png)"
+	@echo "screenshots: $(CURDIR)/.var/screenshots/ (tournament-page-running.png, tournament-page.png," \
+	  "tournament-page-full.png, tournaments.png)"
 
 # Games the tests install the way a third party installs a game: each its own pip package.
 TEST_GAMES := $(wildcard tests/plugins/*/pyproject.toml)

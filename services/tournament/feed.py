@@ -21,6 +21,7 @@ from services.tournament import convert
 from services.tournament.model import Tournament
 from services.tournament.store import TournamentStore
 from services.tournament.watchers import TournamentWatchers
+from shared.infra.runtime import UNREACHABLE
 from shared.obs.logs import get_logger
 
 log = get_logger("tournament.feed")
@@ -68,7 +69,7 @@ class PageFeeds:
             last = replay.moments[indexes[-1]]
             try:
                 state = await snapshot(self.store, tournament_id)
-            except Exception:  # Redis away for a moment: the next batch brings the news
+            except UNREACHABLE:  # Redis away for a moment: the next batch brings the news
                 log.warning("page_snapshot_failed", tournament_id=tournament_id, exc_info=True)
                 continue
             state["seq"], state["change"] = last.seq, str(last.entry["change"])

@@ -342,7 +342,8 @@ class Tournament:
         if number != len(self.rounds) + 1 or self.status != Status.RUNNING:
             raise precondition(f"round {number} is not the next round to seat")
         bots = {p.player_id for p in self.players if p.bot}
-        forced = forced_pairs([t.players for t in tables], self.format().forbidden)
+        forbidden = self.format().forbidden if self.forbidden_pairs else frozenset()
+        forced = forced_pairs([t.players for t in tables], forbidden) if forbidden else []
         self.rounds.append(Round(number, [["" if p in bots else p for p in t.seats] for t in tables], now,
                                  announced=False, forced=[list(p) for p in forced]))
         return {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from services.tournament.core.split import Split
@@ -85,8 +85,11 @@ def repeats(groups: Iterable[Sequence[str]], met: Meetings) -> int:
     return sum(met.get(pair(a, b), 0) for group in groups for a, b in itertools.combinations(group, 2))
 
 
-def with_forbidden(met: Meetings, forbidden: Iterable[tuple[str, str]]) -> Counter[tuple[str, str]]:
-    """The meetings to avoid, each forbidden pair (a < b) weighing :data:`FORBIDDEN_WEIGHT`."""
+def with_forbidden(met: Meetings, forbidden: Collection[tuple[str, str]]) -> Meetings:
+    """The meetings to avoid, each forbidden pair (a < b) weighing :data:`FORBIDDEN_WEIGHT`
+    (``met`` itself when there are none: the usual case costs nothing)."""
+    if not forbidden:
+        return met
     weights = Counter(met)
     weights.update(dict.fromkeys(forbidden, FORBIDDEN_WEIGHT))
     return weights
@@ -99,13 +102,13 @@ def forced_pairs(groups: Iterable[Sequence[str]],
     return sorted(p for p in forbidden if together.get(p))
 
 
-def apart(groups: list[list[str]], forbidden: Iterable[tuple[str, str]]) -> list[list[str]]:
+def apart(groups: list[list[str]], forbidden: Collection[tuple[str, str]]) -> list[list[str]]:
     """``groups`` with forbidden pairs moved apart by the fewest moves from their tables
     (exhaustive up to :data:`EXACT_PLAYERS` players, else the swap search); unchanged when
     no pair sits together."""
-    weights = with_forbidden({}, forbidden)
-    if not forced_pairs(groups, weights):
+    if not forbidden or not forced_pairs(groups, forbidden):
         return groups
+    weights = with_forbidden({}, forbidden)
     where = {player: index for index, group in enumerate(groups) for player in group}
     people = [player for group in groups for player in group]
     if len(people) <= EXACT_PLAYERS:

@@ -118,6 +118,7 @@ async def test_live_standings_and_the_organizers_controls(site: tuple[dict[str, 
     assert header[3:5] == ["Wins", "Game pts"]
     await until("the page says it waits",
                 lambda: _text(viewer, "#status", "running · waiting for the next round"))
+    await screenshot(organizer_page, "tournament-page-running.png")
 
     # Remove a player from the page, then start round 2 by hand.
     organizer_page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
@@ -141,13 +142,20 @@ async def test_live_standings_and_the_organizers_controls(site: tuple[dict[str, 
     await spectate.wait_for_selector("#games tbody tr")
     seats = await spectate.eval_on_selector_all("#seats li", "items => items.length")
     assert seats == len(seated[0].player_ids)
-    if os.environ.get("STAMMTISCH_SCREENSHOT_DIR"):  # `make screenshot`
-        folder = os.environ["STAMMTISCH_SCREENSHOT_DIR"]
-        os.makedirs(folder, exist_ok=True)
-        await organizer_page.screenshot(path=os.path.join(folder, "tournament-page.png"))
-        await organizer_page.screenshot(path=os.path.join(folder, "tournament-page-full.png"), full_page=True)
+    await screenshot(organizer_page, "tournament-page.png")
+    await screenshot(organizer_page, "tournament-page-full.png", full_page=True)
+    await organizer_page.goto(f"{base}/tournaments")
+    await screenshot(organizer_page, "tournaments.png")
     for client in clients:
         await client.close()
+
+
+async def screenshot(page: object, name: str, full_page: bool = False) -> None:
+    """With STAMMTISCH_SCREENSHOT_DIR set (`make screenshot`), the page as a phone shows it."""
+    folder = os.environ.get("STAMMTISCH_SCREENSHOT_DIR")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        await page.screenshot(path=os.path.join(folder, name), full_page=full_page)  # type: ignore[attr-defined]
 
 
 async def _awaiting(client: StammtischClient, tid: str) -> bool:
