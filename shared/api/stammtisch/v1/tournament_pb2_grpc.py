@@ -44,8 +44,9 @@ class TournamentServiceStub:
     - A late entrant gets 1/2 point and 0 game points per game missed.
     - A game is won by every seat with the highest final total (a shared first
     place is a win for each).
-    - Standings of a series: points, game points (sum of final totals), games
-    won, then the seeding order (rating, registration).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+    default game points (sum of final totals), then games won), then the
+    seeding order (rating, registration).
     - Knockout: each table of a round is ordered by the round's points there,
     game points there, games won there, then the seeding order; the first
     `keep` go on (ties at the cut are broken so). Its standings sort by the
@@ -175,8 +176,9 @@ class TournamentServiceServicer:
     - A late entrant gets 1/2 point and 0 game points per game missed.
     - A game is won by every seat with the highest final total (a shared first
     place is a win for each).
-    - Standings of a series: points, game points (sum of final totals), games
-    won, then the seeding order (rating, registration).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+    default game points (sum of final totals), then games won), then the
+    seeding order (rating, registration).
     - Knockout: each table of a round is ordered by the round's points there,
     game points there, games won there, then the seeding order; the first
     `keep` go on (ties at the cut are broken so). Its standings sort by the
@@ -449,8 +451,9 @@ class TournamentService:
     - A late entrant gets 1/2 point and 0 game points per game missed.
     - A game is won by every seat with the highest final total (a shared first
     place is a win for each).
-    - Standings of a series: points, game points (sum of final totals), games
-    won, then the seeding order (rating, registration).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+    default game points (sum of final totals), then games won), then the
+    seeding order (rating, registration).
     - Knockout: each table of a round is ordered by the round's points there,
     game points there, games won there, then the seeding order; the first
     `keep` go on (ties at the cut are broken so). Its standings sort by the
