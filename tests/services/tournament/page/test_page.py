@@ -120,7 +120,14 @@ async def test_live_standings_and_the_organizers_controls(site: tuple[dict[str, 
                 lambda: _text(viewer, "#status", "running · waiting for the next round"))
     await screenshot(organizer_page, "tournament-page-running.png")
 
-    # Remove a player from the page, then start round 2 by hand.
+    # Pause and resume from the page, remove a player, then start round 2 by hand.
+    await organizer_page.click("button[data-action=pause]")
+    await until("paused on the viewer's page",
+                lambda: _text(viewer, "#status", "paused · waiting for the next round"))
+    assert (await sdk.get(organizer, tid)).status == tournament_pb2.TOURNAMENT_STATUS_PAUSED
+    await organizer_page.wait_for_selector("button[data-action=resume]:not([disabled])")
+    await organizer_page.click("button[data-action=resume]")
+    await until("running again", lambda: _text(viewer, "#status", "running · waiting for the next round"))
     organizer_page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
     await organizer_page.click(f"button[data-remove='{emil.player_id}']")
     await until("Emil removed", lambda: _removed(organizer, tid, emil.player_id))
@@ -131,6 +138,12 @@ async def test_live_standings_and_the_organizers_controls(site: tuple[dict[str, 
     await until("finished on the page",
                 lambda: _text(viewer, "#status", "finished"))
     assert await viewer.evaluate("window.notReloaded") is True
+    link = await viewer.get_attribute("#export-json", "href")
+    assert link == f"/tournaments/{tid}/export/results.json"
+    async with aiohttp.ClientSession() as http, http.get(base + link) as exported:
+        document = await exported.json(content_type=None)
+    assert [(row["name"], row["points_exact"]) for row in document["standings"]] == \
+        await api_standings(organizer, tid)
     tournament = await sdk.get(organizer, tid)
     assert len(tournament.rounds) == 2
     assert emil.player_id not in {p for t in tournament.rounds[1].tables for p in t.player_ids}
@@ -224,5 +237,13 @@ async def test_names_are_escaped_and_controls_need_the_organizer(site: tuple[dic
             assert missing.status == 404
     status = (await sdk.get(organizer, tid)).status
     assert status == tournament_pb2.TOURNAMENT_STATUS_REGISTRATION
+    # The organizer cancels from the page (after confirming); the stranger's page follows.
+    organizer_page = await browser.new_page(viewport=PHONE)  # type: ignore[attr-defined]
+    await organizer_page.goto(f"{base}/tournaments/{tid}#token={organizer.token}")
+    await organizer_page.wait_for_selector("#controls:not([hidden])")
+    organizer_page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    await organizer_page.click("button[data-action=cancel]")
+    await until("cancelled on the other page", lambda: _text(page, "#status", "cancelled"))
+    assert (await sdk.get(organizer, tid)).status == tournament_pb2.TOURNAMENT_STATUS_CANCELLED
     for client in (organizer, mallory):
         await client.close()
