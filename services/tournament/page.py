@@ -37,10 +37,11 @@ from services.tournament.schedules import Schedule
 from services.tournament.servicer import EXPORTS, TournamentServicer
 from services.tournament.store import TournamentStore
 from shared.api.stammtisch.v1 import tournament_pb2
-from shared.ids import IdError, check_tournament_id
+from shared.errors import Refusal
+from shared.ids import check_tournament_id
 from shared.obs.logs import get_logger
 from shared.rpc.auth import TokenSigner, caller, set_identity
-from shared.rpc.errors import ServiceError
+from shared.rpc.errors import ServiceError, clipped, status_of_refusal
 
 log = get_logger("tournament.page")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -124,11 +125,10 @@ class TournamentPage:
         """A refusal becomes its HTTP status with a JSON {"code", "message"}, never a 500."""
         try:
             return await handler(request)
-        except ServiceError as err:
-            return web.json_response({"code": err.code.name, "message": str(err)},
-                                     status=HTTP_STATUS.get(err.code, 400))
-        except IdError as err:
-            return web.json_response({"code": "INVALID_ARGUMENT", "message": str(err)}, status=400)
+        except Refusal as err:  # ServiceError and the neutral refusals (a malformed id...)
+            code = status_of_refusal(err)
+            return web.json_response({"code": code.name, "message": clipped(str(err))},
+                                     status=HTTP_STATUS.get(code, 400))
 
     async def _headers(self, request: web.Request, response: web.StreamResponse) -> None:
         response.headers.update(_SECURITY_HEADERS)
@@ -225,7 +225,10 @@ class TournamentPage:
         tid = request.match_info["tid"]
         action = request.match_info["action"]
         if action == "remove":
-            body = await request.json() if request.can_read_body else {}
+            try:
+                body = await request.json() if request.can_read_body else {}
+            except ValueError:  # not JSON: no player named (INVALID_ARGUMENT below)
+                body = {}
             player = str(body.get("player_id", "")) if isinstance(body, dict) else ""
             await self.servicer.RemovePlayer(
                 tournament_pb2.RemovePlayerRequest(tournament_id=tid, player_id=player), None)  # type: ignore[arg-type]

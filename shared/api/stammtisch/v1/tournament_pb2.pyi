@@ -1506,7 +1506,8 @@ class WatchTournamentResponse(_message.Message):
     """The tournament's status right after this entry."""
     round_number: _builtins.int
     """The round the entry is about: seated, game_finished, time_up,
-    round_finished (0 for the other changes).
+    round_finished, next_round_started (the round it lets start; 0 for the
+    other changes).
     """
     @_builtins.property
     def round(self) -> Global___TournamentRound:

@@ -225,6 +225,9 @@ async def test_names_are_escaped_and_controls_need_the_organizer(site: tuple[dic
         async with http.post(f"{base}/tournaments/{tid}/control/start",
                              headers={"Authorization": f"Bearer {mallory.token}"}) as stranger:
             assert stranger.status == 403 and (await stranger.json())["code"] == "PERMISSION_DENIED"
+        async with http.post(f"{base}/tournaments/{tid}/control/remove", data="not json",
+                             headers={"Authorization": f"Bearer {organizer.token}"}) as garbled:
+            assert garbled.status == 400 and (await garbled.json())["code"] == "INVALID_ARGUMENT"
         async with http.post(f"{base}/tournaments/{tid}/control/pause",
                              headers={"Authorization": f"Bearer {organizer.token}"}) as early:
             assert early.status == 409 and (await early.json())["code"] == "FAILED_PRECONDITION"
