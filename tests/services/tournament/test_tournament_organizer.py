@@ -16,7 +16,7 @@ from shared.api.stammtisch.v1 import tournament_pb2
 from shared.infra.runtime import Runtime
 from shared.sdk import tournament as sdk
 from tests.services.tournament.test_tournament import logged_in
-from tests.services.tournament.test_tournament_life import settings, until  # noqa: F401  (fast bots)
+from tests.services.tournament.test_tournament_life import settings  # noqa: F401  (fast bots)
 
 pytestmark = pytest.mark.integration
 
