@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server nginx prometheus clean compose-env
+.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server nginx prometheus chromium screenshot clean compose-env
 
 venv: $(STAMP)
 
@@ -44,6 +44,22 @@ prometheus:
 	    systemctl disable prometheus >/dev/null 2>&1 || true; exit $$status; \
 	  else echo "prometheus/promtool missing (apt-get install prometheus): their tests skip"; fi; }
 
+# Debian's chromium for the tournament page's browser tests (driven by Playwright with
+# executable_path, never `playwright install`); they skip without it.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium missing (apt-get install chromium): the tournament page's browser tests skip"; fi; }
+
+# Phone-sized (390x844) screenshots of a tournament's page, taken by its browser test at
+# the end of a tournament (bots playing), for people to look at.
+screenshot: $(STAMP) redis-server chromium
+	STAMMTISCH_SCREENSHOT_DIR=$(CURDIR)/.var/screenshots $(BIN)/python -m pytest -q -p no:cacheprovider \
+	  tests/services/tournament/page -k live_standings
+	@echo "screenshots: $(CURDIR)/.var/screenshots/ (tournament-page-running.png, tournament-page.png," \
+	  "tournament-page-full.png, tournaments.png)"
+
 # Games the tests install the way a third party installs a game: each its own pip package.
 TEST_GAMES := $(wildcard tests/plugins/*/pyproject.toml)
 
@@ -56,7 +72,7 @@ $(STAMP): pyproject.toml $(TEST_GAMES)
 run: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch up
 
-test: $(STAMP) redis-server nginx prometheus
+test: $(STAMP) redis-server nginx prometheus chromium
 	$(BIN)/python -m pytest
 
 # Engines, units and conformance: no servers, no long property runs (under a minute).
@@ -74,7 +90,7 @@ lint: $(STAMP)
 bench: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch bench
 
-loadtest: $(STAMP) redis-server nginx prometheus
+loadtest: $(STAMP) redis-server nginx prometheus chromium
 	$(BIN)/stammtisch loadtest
 
 chaos: $(STAMP) redis-server nginx

@@ -94,6 +94,8 @@ class Settings:
     bind_host: str = "127.0.0.1"
     ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     metrics_port: int = 9100
+    #: The tournament page's HTTP port, served by the tournament service (0: a free port).
+    tournament_page_port: int = 8055
     key_prefix: str = "st"
     #: No built-in secret: `serve` refuses to start without one, `up` makes one (shared/rpc/token_secret.py).
     token_secret: str = ""
@@ -191,6 +193,7 @@ class Settings:
             ports={name: _int(f"STAMMTISCH_{name.upper()}_PORT", port)
                    for name, port in DEFAULT_PORTS.items()},
             metrics_port=_int("STAMMTISCH_METRICS_PORT", cls.metrics_port),
+            tournament_page_port=_int("STAMMTISCH_TOURNAMENT_PAGE_PORT", cls.tournament_page_port),
             key_prefix=env("STAMMTISCH_KEY_PREFIX") or cls.key_prefix,
             token_secret=env("STAMMTISCH_TOKEN_SECRET") or cls.token_secret,
             token_secret_previous=env("STAMMTISCH_TOKEN_SECRET_PREVIOUS") or cls.token_secret_previous,

@@ -79,6 +79,7 @@ def settings(infra: tuple[str, str]) -> Settings:
         Settings(), redis_url=redis_url, nats_url=nats_url, bind_host="127.0.0.1",
         ports=dict.fromkeys(DEFAULT_PORTS, 0),
         metrics_port=0, key_prefix="t" + uuid.uuid4().hex[:10], token_secret=secrets.token_urlsafe(32),
+        tournament_page_port=0,
         grace_seconds=1.0, actions_per_second=1000.0)
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shared.config import SERVICE_NAMES
+from shared.config import SERVICE_NAMES, Settings
 from shared.games.catalog import CATALOGUE
 
 #: The organizer's lasting identity unless --device names another: `tournament create` makes
@@ -18,7 +18,8 @@ ORGANIZER_DEVICE = os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.exp
                                 "stammtisch", "organizer.json")
 CONTROL_HELP = {"start": "start now", "pause": "seat no new round until resumed (the running one ends)",
                 "resume": "seat rounds again", "cancel": "stop for good (the standings so far are final)",
-                "remove": "withdraw a player (a bot plays out their running game)"}
+                "remove": "withdraw a player (a bot plays out their running game)",
+                "next-round": "start the next round (a tournament with manual_rounds)"}
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -161,6 +162,9 @@ def _tournament(args: argparse.Namespace) -> int:
                                                       args.think))
     if args.action == "watch":
         return tournament_cli.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
+    if args.action == "page":
+        return tournament_cli.run(tournament_cli.page(endpoints, args.id, args.device, args.host,  # type: ignore[arg-type]
+                                                      Settings.from_env().tournament_page_port))
     if args.action in CONTROL_HELP:
         return tournament_cli.run(tournament_cli.control(endpoints, args.action, args.id,  # type: ignore[arg-type]
                                                          args.device, getattr(args, "player", "")))
@@ -287,7 +291,10 @@ def build_parser() -> argparse.ArgumentParser:
     join.add_argument("--think", type=float, default=0.3)
     for name in ("watch", "standings"):
         actions.add_parser(name, help=f"{name} of a tournament").add_argument("id")
-    for name in ("start", "pause", "resume", "cancel", "remove"):
+    page = actions.add_parser("page", help="the tournament's web page (its organizer: a link that logs in)")
+    page.add_argument("id")
+    page.add_argument("--device", default=str(ORGANIZER_DEVICE), help=organizer_help)
+    for name in ("start", "pause", "resume", "cancel", "remove", "next-round"):
         control = actions.add_parser(name, help=f"organizer: {CONTROL_HELP[name]}")
         control.add_argument("id")
         if name == "remove":

@@ -98,6 +98,7 @@ def stack_env(overrides: Mapping[str, str], data_dir: Path) -> dict[str, str]:
     ports = {f"STAMMTISCH_{name.upper()}_PORT": str(free_port()) for name in SERVICE_NAMES}
     return {**os.environ, **ports, "STAMMTISCH_METRICS_PORT": str(free_port()),
             "STAMMTISCH_DOOR_PORT": str(free_port()),
+            "STAMMTISCH_TOURNAMENT_PAGE_PORT": str(free_port()),
             "STAMMTISCH_KEY_PREFIX": f"run{os.getpid()}x{free_port()}",
             "STAMMTISCH_DATA_DIR": str(data_dir), "STAMMTISCH_GRACE_SECONDS": "1", **overrides}
 

@@ -135,9 +135,13 @@ def print_banner(settings: Settings, workers: Sequence[Ready], door: Door | None
           flush=True)
     scheme = "grpcs" if settings.service_tls else "grpc"
     labels = ["metrics" if number == 1 else f"metrics{number}" for number in range(1, len(workers) + 1)]
-    width = max(len(name) for name in [*labels, *(name for name, _, _ in workers[0]["services"])])
+    page = ["tournaments"] if any(name == "tournament" for name, _, _ in workers[0]["services"]) else []
+    width = max(len(name) for name in [*labels, *page, *(name for name, _, _ in workers[0]["services"])])
     for name, port, full_name in workers[0]["services"]:
         print(f"  {name:<{width}} {scheme}://{host}:{port}  ({full_name})", flush=True)
+        if name == "tournament":  # its page (services/tournament/page.py)
+            print(f"  {'tournaments':<{width}} http://{host}:{settings.tournament_page_port}/tournaments",
+                  flush=True)
     for label, worker in zip(labels, workers, strict=True):
         print(f"  {label:<{width}} http://{host}:{worker['metrics_port']}/metrics  (pid {worker['pid']})",
               flush=True)

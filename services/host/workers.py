@@ -54,7 +54,8 @@ def shared_ports(settings: Settings, workers: int) -> tuple[Settings, list[int]]
                     for worker in range(workers))
         for index, name in enumerate(TABLE_SERVICES)}
     metrics = [settings.metrics_port or free_port(), *(free_port() for _ in range(workers - 1))]
-    return dataclasses.replace(settings, ports=ports, share_ports=True, table_ports=table_ports), metrics
+    return dataclasses.replace(settings, ports=ports, share_ports=True, table_ports=table_ports,
+                               tournament_page_port=settings.tournament_page_port or free_port()), metrics
 
 
 def die_with_parent() -> None:

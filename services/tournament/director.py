@@ -10,7 +10,8 @@ registration -> (check-in) -> seat round k (silently) -> deal each table's
 first game -> announce round k (its ``seated`` entry: every seated player's
 table can be played at once) -> start each table's games until each has G
 recorded results (at the time limit: bots play the running games
-out, no new game starts) -> round k finished -> ... -> finished.
+out, no new game starts) -> round k finished -> (manual rounds: wait for the
+organizer's StartNextRound) -> ... -> finished.
 
 The seating is computed from the document and the recorded results alone
 (the pure core), so a director that redoes a step computes the same tables.
@@ -24,6 +25,7 @@ import time
 import uuid
 from collections import Counter
 
+from services.tournament import notify
 from services.tournament.core.rounds import finished, plan_round
 from services.tournament.core.seating import SeatedTable
 from services.tournament.model import Status, Tournament
@@ -97,6 +99,9 @@ class Director:
             start_at = tournament.settings.start_at
             if start_at and now >= start_at and tournament.players:
                 await self.store.change(tid, lambda t: t.start(now), self.holder)
+            elif start_at and now >= start_at - notify.SOON_SECONDS and not tournament.reminded:
+                reminded, _entry = await self.store.change(tid, Tournament.remind, self.holder)
+                await notify.starting_soon(self.store.runtime, reminded)
             return 0
         if status == Status.CHECK_IN:
             if now >= tournament.check_in_until:
@@ -118,8 +123,9 @@ class Director:
         dealt = [await self.tables.dealt(tournament, current, index) for index in range(len(current.tables))]
         if all(dealt):
             number = current.number
-            await self.store.change(tournament.tournament_id,
-                                    lambda t: t.announce_round(number, time.time()), self.holder)
+            announced, _entry = await self.store.change(
+                tournament.tournament_id, lambda t: t.announce_round(number, time.time()), self.holder)
+            await notify.seated(self.store.runtime, announced, number)
             TOURNAMENT_ROUNDS.inc()
             log.info("round_announced", tournament_id=tournament.tournament_id, round=number)
         return len(dealt)
@@ -149,8 +155,8 @@ class Director:
             await self.store.change(tid, Tournament.finish, self.holder)
             log.info("tournament_finished", tournament_id=tid)
             return
-        if tournament.status == Status.PAUSED:
-            return
+        if tournament.status == Status.PAUSED or tournament.awaiting_next_round:
+            return  # paused, or (manual rounds) waiting for the organizer's StartNextRound
         results = [result for result, _extra in await self.store.results(tid)]
 
         def plan(t: Tournament) -> list[SeatedTable]:

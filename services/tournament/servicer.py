@@ -10,19 +10,26 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 
 from services.scoring.store import ScoreStore
-from services.tournament import convert
+from services.tournament import convert, export
 from services.tournament.model import Entry, Tournament
 from services.tournament.news import LAST
+from services.tournament.schedules import ScheduleStore, schedule_of, schedule_proto
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
 from services.tournament.watchers import TournamentWatchers
 from shared.api.stammtisch.v1 import tournament_pb2, tournament_pb2_grpc
-from shared.ids import check_player_id, check_tournament_id
+from shared.ids import IdError, check_player_id, check_tournament_id
 from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
 from shared.rpc.catalog import game_or_all
-from shared.rpc.errors import invalid
+from shared.rpc.errors import ServiceError, invalid, not_found
 
+#: ExportResults' formats: (file name suffix, content type, writer).
+EXPORTS = {
+    tournament_pb2.EXPORT_FORMAT_STANDINGS_CSV: ("standings.csv", export.CSV_TYPE, export.standings_csv),
+    tournament_pb2.EXPORT_FORMAT_GAMES_CSV: ("games.csv", export.CSV_TYPE, export.games_csv),
+    tournament_pb2.EXPORT_FORMAT_JSON: ("results.json", export.JSON_TYPE, export.results_json),
+}
 #: A change of the document: mutates it, returns its history entry.
 Change = Callable[[Tournament], Entry]
 DEFAULT_LIST = 50
@@ -33,8 +40,9 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
     """Every call acts as the token's player; organizer controls check the organizer."""
 
     def __init__(self, runtime: Runtime, store: TournamentStore, tables: TournamentTables,
-                 watchers: TournamentWatchers) -> None:
+                 watchers: TournamentWatchers, schedules: ScheduleStore) -> None:
         self.store = store
+        self.schedules = schedules
         self.watchers = watchers
         self.tables = tables
         self.scores = ScoreStore(runtime)
@@ -143,6 +151,61 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         tournament.check_organizer(caller().player_id)
         reply = await self._withdraw(request.tournament_id, check_player_id(request.player_id), "removed")
         return tournament_pb2.RemovePlayerResponse(tournament=reply)
+
+    async def StartNextRound(self, request: tournament_pb2.StartNextRoundRequest,
+                             context: grpc.aio.ServicerContext) -> tournament_pb2.StartNextRoundResponse:
+        reply = await self._change(request.tournament_id, self._organizer("start_next_round"))
+        return tournament_pb2.StartNextRoundResponse(tournament=reply)
+
+    async def SetForbiddenPairs(
+            self, request: tournament_pb2.SetForbiddenPairsRequest,
+            context: grpc.aio.ServicerContext) -> tournament_pb2.SetForbiddenPairsResponse:
+        pairs = convert.forbidden_pairs_of(request.pairs)
+        who = caller()
+
+        def change(tournament: Tournament) -> Entry:
+            tournament.check_organizer(who.player_id)
+            return tournament.set_forbidden_pairs(pairs)
+
+        reply = await self._change(request.tournament_id, change)
+        return tournament_pb2.SetForbiddenPairsResponse(tournament=reply)
+
+    async def ExportResults(self, request: tournament_pb2.ExportResultsRequest,
+                            context: grpc.aio.ServicerContext) -> tournament_pb2.ExportResultsResponse:
+        if request.format not in EXPORTS:
+            raise invalid("format must be EXPORT_FORMAT_STANDINGS_CSV, EXPORT_FORMAT_GAMES_CSV or "
+                          "EXPORT_FORMAT_JSON")
+        tournament = await self.store.get(check_tournament_id(request.tournament_id))
+        recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
+        suffix, content_type, write = EXPORTS[request.format]
+        return tournament_pb2.ExportResultsResponse(
+            content_type=content_type, filename=f"{tournament.tournament_id}-{suffix}",
+            content=write(tournament, recorded))
+
+    async def CreateSchedule(self, request: tournament_pb2.CreateScheduleRequest,
+                             context: grpc.aio.ServicerContext) -> tournament_pb2.CreateScheduleResponse:
+        schedule = schedule_of(request.schedule, self.default_turn, uuid.uuid4().hex, caller().player_id,
+                               time.time())
+        await self.schedules.add(schedule)
+        return tournament_pb2.CreateScheduleResponse(schedule=schedule_proto(schedule))
+
+    async def ListSchedules(self, request: tournament_pb2.ListSchedulesRequest,
+                            context: grpc.aio.ServicerContext) -> tournament_pb2.ListSchedulesResponse:
+        return tournament_pb2.ListSchedulesResponse(
+            schedules=[schedule_proto(schedule) for schedule in await self.schedules.all()])
+
+    async def DeleteSchedule(self, request: tournament_pb2.DeleteScheduleRequest,
+                             context: grpc.aio.ServicerContext) -> tournament_pb2.DeleteScheduleResponse:
+        try:
+            schedule = await self.schedules.get(check_tournament_id(request.schedule_id))
+        except IdError as exc:
+            raise invalid("schedule_id must be 32 lowercase hex digits") from exc
+        if schedule is None:
+            raise not_found(f"schedule {request.schedule_id!r}")
+        if schedule.organizer_id != caller().player_id:
+            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "only the organizer may do that")
+        await self.schedules.delete(schedule.schedule_id)
+        return tournament_pb2.DeleteScheduleResponse()
 
     async def GetStandings(self, request: tournament_pb2.GetStandingsRequest,
                            context: grpc.aio.ServicerContext) -> tournament_pb2.GetStandingsResponse:

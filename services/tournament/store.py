@@ -156,6 +156,10 @@ class TournamentStore:
             args=[expected, document, json.dumps(entry, separators=(",", ":")) if entry else "", holder,
                   TTL_MS]))
 
+    async def exists(self, tournament_id: str) -> bool:
+        """Whether the tournament was created (and has not expired)."""
+        return bool(await self.redis.exists(self.key(tournament_id, "doc")))
+
     async def newest(self, limit: int) -> list[Tournament]:
         """Newest first (ids whose document expired are skipped)."""
         ids = [raw.decode() for raw in await self.redis.zrevrange(self.index_key("all"), 0, limit - 1)]
@@ -204,7 +208,8 @@ class TournamentStore:
     # -- the director's lease ---------------------------------------------------------------------
 
     async def hold(self, tournament_id: str, holder: str, ttl_seconds: float) -> bool:
-        """Take the lease if free, or renew it if ours; False while another director holds it."""
+        """Take the lease if free, or renew it if ours; False while another director holds it
+        (also the scheduler's lease, under a name no tournament id has: schedules.py)."""
         return bool(await self._lease(keys=[self.key(tournament_id, "lease")],
                                       args=[holder, int(ttl_seconds * 1000)]))
 

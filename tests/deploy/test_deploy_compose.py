@@ -170,7 +170,9 @@ def test_stammtisch_service(
     metrics = [published for _, published, target in ports if target == settings.metrics_port]
     assert len(metrics) == 1
     assert metrics[0] in METRICS_HOST_PORTS
-    assert len(ports) == 2
+    page = [(published, target) for _, published, target in ports if target == settings.tournament_page_port]
+    assert page == ([(settings.tournament_page_port,) * 2] if service == "tournament" else [])
+    assert len(ports) == 2 + len(page)
 
 
 def test_metrics_host_ports_are_distinct(compose: dict[str, Any]) -> None:

@@ -115,7 +115,7 @@ def test_deployment(
     assert container["image"] == "stammtisch"  # the kustomization's `images:` sets name and tag
     assert container["args"] == ["serve", "--service", service]
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}
-    assert ports == {"grpc": grpc_port, "metrics": settings.metrics_port}
+    assert ports == {"grpc": grpc_port, "metrics": settings.metrics_port, **_page_port(service, settings)}
 
     # Prometheus scrape annotations point at the metrics port.
     annotations = pod["metadata"]["annotations"]
@@ -166,6 +166,11 @@ def test_deployment(
     assert mounts == {"/tmp"}
 
 
+def _page_port(service: str, settings: Settings) -> dict[str, int]:
+    """The tournament service also serves its page over HTTP (services/tournament/page.py)."""
+    return {"page": settings.tournament_page_port} if service == "tournament" else {}
+
+
 @pytest.mark.parametrize("service", SERVICE_NAMES)
 def test_service_hpa_pdb_match_the_deployment(
     service: str, k8s_files: dict[str, list[dict[str, Any]]]
@@ -179,7 +184,7 @@ def test_service_hpa_pdb_match_the_deployment(
     svc = _one(docs, "Service")
     assert svc["spec"]["selector"].items() <= pod_labels.items()
     svc_ports = {port["name"]: port for port in svc["spec"]["ports"]}
-    assert set(svc_ports) == {"grpc", "metrics"}
+    assert set(svc_ports) == {"grpc", "metrics", *_page_port(service, Settings())}
     for name, port in svc_ports.items():
         assert port["targetPort"] == name
         assert port["port"] == container_ports[name]

@@ -22,8 +22,9 @@ The scoring rule (the same text is in proto/stammtisch/v1/tournament.proto and R
 * **Table order** (a knockout's cut and its final places): the people of one table of a
   round by their points in the round's games there, then their game points there, then
   games won there, then the seeding order. The first ``keep`` go on.
-* **Standings** sort a series by points, then game points (the sum of the player's final
-  totals), then games won, then the seeding order (rating, then registration). A knockout
+* **Standings** sort a series by points, then the organizer's tie-breaks (by default game
+  points, the sum of the player's final totals, then games won; standings.TIE_BREAKS), then
+  the seeding order (rating, then registration). A knockout
   sorts by the last round reached, then the place in the table order of the last table
   played (so the final table's winner is first), then as a series. Bots have no standing.
 """

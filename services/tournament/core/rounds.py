@@ -19,15 +19,24 @@ from enum import StrEnum
 
 from services.tournament.core.seating import (
     SeatedTable,
+    apart,
     meetings_of,
     random_groups,
     seat_counts_of,
     seat_round,
     snake_groups,
     standings_groups,
+    with_forbidden,
 )
 from services.tournament.core.split import Split, check_sizes, split_tables
-from services.tournament.core.standings import Entrant, GameResult, Standing, advancing, standings
+from services.tournament.core.standings import (
+    DEFAULT_TIE_BREAKS,
+    Entrant,
+    GameResult,
+    Standing,
+    advancing,
+    standings,
+)
 
 
 class Kind(StrEnum):
@@ -60,6 +69,10 @@ class Format:
     #: Knockout: people per table who go on (1 <= keep < min_size).
     keep: int = 1
     duplicate: bool = False
+    #: Standings tie-breaks after points, in order (core.standings.TIE_BREAKS).
+    tie_breaks: tuple[str, ...] = DEFAULT_TIE_BREAKS
+    #: Pairs (a < b) who must not meet at a table: honoured wherever a seating allows.
+    forbidden: frozenset[tuple[str, str]] = frozenset()
 
     def check(self) -> None:
         """ValueError with the reason when the combination cannot be played."""
@@ -112,7 +125,7 @@ def current_standings(fmt: Format, players: Sequence[Player], rounds: Sequence[S
     """Standings from everything played so far (a knockout ranks by the last round reached, then
     the place at the last table played)."""
     return standings(entrants(players), results, fmt.games_per_round, duplicate=fmt.duplicate,
-                     knockout=rounds if fmt.kind == Kind.KNOCKOUT else None)
+                     knockout=rounds if fmt.kind == Kind.KNOCKOUT else None, tie_breaks=fmt.tie_breaks)
 
 
 def plan_round(fmt: Format, players: Sequence[Player], rounds: Sequence[Sequence[SeatedTable]],
@@ -127,16 +140,16 @@ def plan_round(fmt: Format, players: Sequence[Player], rounds: Sequence[Sequence
         ranked = [player for player in _ranked(fmt, players, rounds, results) if player in going_on]
         present = [player for player in ranked if player in set(by_seed)]
         split = table_split(fmt, len(present), len(present) <= fmt.table_size)
-        return seat_round(snake_groups(present, split), split, counts)
+        return seat_round(apart(snake_groups(present, split), fmt.forbidden), split, counts)
     if not rounds:
         final = fmt.kind == Kind.KNOCKOUT and len(by_seed) <= fmt.table_size
         split = table_split(fmt, len(by_seed), final)
         groups = (snake_groups(by_seed, split) if fmt.first_seating == FirstSeating.RATING
                   else random_groups(by_seed, split, fmt.seed))
-        return seat_round(groups, split, counts)
+        return seat_round(apart(groups, fmt.forbidden), split, counts)
     ranked = [player for player in _ranked(fmt, players, rounds, results) if player in set(by_seed)]
     split = table_split(fmt, len(ranked), False)
-    met = meetings_of(table.seats for tables in rounds for table in tables)
+    met = with_forbidden(meetings_of(table.seats for tables in rounds for table in tables), fmt.forbidden)
     return seat_round(standings_groups(ranked, split, met), split, counts)
 
 

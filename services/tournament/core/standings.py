@@ -20,6 +20,26 @@ from services.tournament.core.seating import BOT, SeatedTable
 
 #: A late entrant's points for each game of the rounds they missed (the mean of a game's points).
 LATE_ENTRY_POINTS = Fraction(1, 2)
+#: The tie-breaks an organizer may order (after points; higher is better for each): the sum of
+#: final totals, games won, the best final total of one game, and Buchholz (the points of each
+#: opponent, once per game played together).
+TIE_BREAKS = ("game_points", "wins", "best_game", "opponents_points")
+#: The order unless the organizer chose one.
+DEFAULT_TIE_BREAKS = ("game_points", "wins")
+#: Tie-breaks an organizer may list at most.
+MAX_TIE_BREAKS = len(TIE_BREAKS)
+
+
+def check_tie_breaks(names: Sequence[str]) -> tuple[str, ...]:
+    """The organizer's order (empty: the default); ValueError naming what is wrong."""
+    if not names:
+        return DEFAULT_TIE_BREAKS
+    unknown = [name for name in names if name not in TIE_BREAKS]
+    if unknown:
+        raise ValueError(f"unknown tie-break {unknown[0]!r}; choose from {', '.join(TIE_BREAKS)}")
+    if len(set(names)) != len(names):
+        raise ValueError("a tie-break is listed twice")
+    return tuple(names)
 
 
 @dataclass(frozen=True)
@@ -63,10 +83,22 @@ class Standing:
     seed_rank: int = 0
     rank: int = 0
     round_points: dict[int, Fraction] = field(default_factory=dict)
+    #: The highest final total of one game (0 before any game).
+    best_game: int = 0
+    #: Buchholz: each opponent's points, once per game played together (counted only when
+    #: the tournament's tie-breaks name it).
+    opponents_points: Fraction = Fraction(0)
 
-    def sort_key(self) -> tuple[int, int, Fraction, int, int, int]:
-        """Best first when sorted ascending."""
-        return (-self.reached, self.last_place, -self.points, -self.game_points, -self.wins, self.seed_rank)
+    def tie_break(self, name: str) -> int | Fraction:
+        """The value of one named tie-break (:data:`TIE_BREAKS`), higher is better."""
+        value: int | Fraction = getattr(self, name)
+        return value
+
+    def sort_key(self, tie_breaks: Sequence[str] = DEFAULT_TIE_BREAKS) -> tuple[object, ...]:
+        """Best first when sorted ascending: (knockout) round reached and place there, points,
+        the tie-breaks in order, then the seeding order."""
+        return (-self.reached, self.last_place, -self.points,
+                *(-self.tie_break(name) for name in tie_breaks), self.seed_rank)
 
 
 def places(scores: Sequence[int]) -> list[Fraction]:
@@ -140,10 +172,12 @@ def won(scores: Sequence[int], seat: int) -> bool:
 
 def standings(entrants: Sequence[Entrant], results: Iterable[GameResult], games_per_round: int,
               *, duplicate: bool = False,
-              knockout: Sequence[Sequence[SeatedTable]] | None = None) -> list[Standing]:
-    """The standings, best first (the seeding order settles every full tie). ``knockout``: the
-    seated rounds of a knockout, which ranks by the last round reached and the place at the last
-    table played first. A result counts once per (round, table, game)."""
+              knockout: Sequence[Sequence[SeatedTable]] | None = None,
+              tie_breaks: Sequence[str] = DEFAULT_TIE_BREAKS) -> list[Standing]:
+    """The standings, best first: points, then ``tie_breaks`` in order (the seeding order settles
+    every full tie). ``knockout``: the seated rounds of a knockout, which ranks by the last round
+    reached and the place at the last table played first. A result counts once per (round,
+    table, game)."""
     unique = list({(r.round, r.table, r.game): r for r in results}.values())
     lines = {entrant.player_id: Standing(
                  entrant.player_id, points=LATE_ENTRY_POINTS * (entrant.first_round - 1) * games_per_round,
@@ -159,8 +193,12 @@ def standings(entrants: Sequence[Entrant], results: Iterable[GameResult], games_
             line.points += earned[seat]
             line.round_points[result.round] = line.round_points.get(result.round, Fraction(0)) + earned[seat]
             line.game_points += result.scores[seat]
+            total = result.scores[seat]
+            line.best_game = total if not line.games else max(line.best_game, total)
             line.wins += won(result.scores, seat)
             line.games += 1
+    if "opponents_points" in tie_breaks:
+        _add_opponents_points(lines, unique)
     if knockout is not None:
         seed_rank = {entrant.player_id: entrant.seed_rank for entrant in entrants}
         for number, tables in enumerate(knockout, start=1):
@@ -168,10 +206,18 @@ def standings(entrants: Sequence[Entrant], results: Iterable[GameResult], games_
                 for place, player in enumerate(table_ranking(table, unique, number, points, seed_rank), 1):
                     if player in lines:
                         lines[player].reached, lines[player].last_place = number, place
-    ordered = sorted(lines.values(), key=Standing.sort_key)
+    ordered = sorted(lines.values(), key=lambda line: line.sort_key(tie_breaks))
     for index, line in enumerate(ordered):
         line.rank = index + 1
     return ordered
+
+
+def _add_opponents_points(lines: Mapping[str, Standing], results: Iterable[GameResult]) -> None:
+    """Buchholz: every line gains each opponent's final points once per game they shared."""
+    for result in results:
+        people = [lines[player] for player in result.seats if player != BOT and player in lines]
+        for line in people:
+            line.opponents_points += sum((other.points for other in people if other is not line), Fraction(0))
 
 
 def table_ranking(table: SeatedTable, results: Iterable[GameResult], round_no: int,
