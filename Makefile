@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server prometheus chromium screenshot clean compose-env
+.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server nginx prometheus chromium screenshot clean compose-env
 
 venv: $(STAMP)
 
@@ -16,6 +16,19 @@ redis-server:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
 	  else echo "redis-server is needed: apt-get install redis-server (or brew install redis)"; exit 1; fi; }
+
+# nginx is the door of `stammtisch up` (services/host/door.py): one TLS address for every
+# service. Debian's nginx-light has HTTP/2, TLS and grpc_pass; its own service is neither
+# started nor enabled (policy-rc.d): `up` and the tests start theirs on their own ports.
+nginx:
+	@command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    own_policy=; if [ ! -e /usr/sbin/policy-rc.d ]; then own_policy=1; \
+	      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi; \
+	    apt-get update -qq && apt-get install -y -qq nginx-light >/dev/null; \
+	    status=$$?; [ -z "$$own_policy" ] || rm -f /usr/sbin/policy-rc.d; \
+	    systemctl disable nginx >/dev/null 2>&1 || true; exit $$status; \
+	  else echo "nginx is needed: apt-get install nginx-light (or brew install nginx)"; exit 1; fi; }
 
 # Prometheus (prometheus + promtool) lets tests/deploy run a real Prometheus and the
 # promtool checks; they skip without it, so a non-root run only gets a hint. Debian's
@@ -56,10 +69,10 @@ $(STAMP): pyproject.toml $(TEST_GAMES)
 	  $(foreach game,$(TEST_GAMES),-e $(dir $(game)))
 	touch $(STAMP)
 
-run: $(STAMP) redis-server
+run: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch up
 
-test: $(STAMP) redis-server prometheus chromium
+test: $(STAMP) redis-server nginx prometheus chromium
 	$(BIN)/python -m pytest
 
 # Engines, units and conformance: no servers, no long property runs (under a minute).
@@ -74,13 +87,13 @@ lint: $(STAMP)
 	$(BIN)/mypy shared services $(foreach game,$(TEST_GAMES),$(dir $(game))$(notdir $(patsubst %/,%,$(dir $(game)))))
 	cd proto && ../$(BIN)/buf lint
 
-bench: $(STAMP) redis-server
+bench: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch bench
 
-loadtest: $(STAMP) redis-server prometheus chromium
+loadtest: $(STAMP) redis-server nginx prometheus chromium
 	$(BIN)/stammtisch loadtest
 
-chaos: $(STAMP) redis-server
+chaos: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch chaos
 
 # docker compose's secrets (deploy/README.md): an .env (mode 0600, ignored by git) with fresh

@@ -145,6 +145,23 @@ class Settings:
     worker_slot: int = 0
     #: The first of the workers' own table ports, one after another (0: free ports).
     table_port_base: int = 0
+    #: The door's TLS port (`stammtisch up`; a free port when this one is taken).
+    door_port: int = 8443
+    #: Certificate chain and key (PEM files) of the door and of services that answer over TLS;
+    #: empty: `stammtisch up` makes development ones in its data folder (shared/rpc/tls.py).
+    tls_cert: str = ""
+    tls_key: str = ""
+    #: The CA certificate that signed the services' certificate (the door checks it); empty:
+    #: the development CA, or the system's roots.
+    tls_ca: str = ""
+    #: The services answer over TLS themselves (with tls_cert/tls_key), not in plaintext.
+    service_tls: bool = False
+    #: Addresses or networks of proxies (the door) whose X-Real-IP header names the client.
+    trusted_proxies: tuple[str, ...] = ()
+    #: Calls at once per client address through the door (more: RESOURCE_EXHAUSTED).
+    door_calls_per_address: int = 1000
+    #: Seconds a new connection to the door may take to finish its TLS handshake and first request.
+    door_header_seconds: float = 10.0
 
     @property
     def shard_count(self) -> int:
@@ -201,4 +218,14 @@ class Settings:
             redis_shards=_int("STAMMTISCH_REDIS_SHARDS", cls.redis_shards),
             redis_wait_ms=_int("STAMMTISCH_REDIS_WAIT_MS", cls.redis_wait_ms),
             table_port_base=_int("STAMMTISCH_TABLE_PORT_BASE", cls.table_port_base),
+            door_port=_int("STAMMTISCH_DOOR_PORT", cls.door_port),
+            tls_cert=env("STAMMTISCH_TLS_CERT") or cls.tls_cert,
+            tls_key=env("STAMMTISCH_TLS_KEY") or cls.tls_key,
+            tls_ca=env("STAMMTISCH_TLS_CA") or cls.tls_ca,
+            service_tls=_flag("STAMMTISCH_SERVICE_TLS"),
+            trusted_proxies=tuple(item.strip() for item in
+                                  (env("STAMMTISCH_TRUSTED_PROXIES") or "").split(",") if item.strip()),
+            door_calls_per_address=_at_least_one("STAMMTISCH_DOOR_CALLS_PER_ADDRESS",
+                                                 cls.door_calls_per_address),
+            door_header_seconds=_positive("STAMMTISCH_DOOR_HEADER_SECONDS", cls.door_header_seconds),
         )

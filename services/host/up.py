@@ -12,6 +12,7 @@ from pathlib import Path
 
 import uvloop
 
+from services.host.door import Door, with_door
 from services.host.heap import settle_heap
 from services.host.runner import running_services, stop_on_signals
 from services.host.workers import Ready, WorkerPool, shared_ports
@@ -121,19 +122,23 @@ async def serve_until_stopped(settings: Settings, names: Sequence[str],
             lag.cancel()
 
 
-def print_banner(settings: Settings, workers: Sequence[Ready]) -> None:
-    """What `stammtisch up` serves, on stdout (services/host/launch.py reads it): the shared
-    service ports, then each worker's metrics port (``metrics``, ``metrics2``, ...) and, with
+def print_banner(settings: Settings, workers: Sequence[Ready], door: Door | None = None) -> None:
+    """What `stammtisch up` serves, on stdout (services/host/launch.py reads it): first the door
+    (``door grpcs://HOST:PORT``) and the CA certificate its clients trust (``ca PATH``), then the
+    shared service ports, each worker's metrics port (``metrics``, ``metrics2``, ...) and, with
     several workers, their own table ports (shared/tables/placement.py)."""
     host = settings.bind_host
+    if door is not None:
+        print(f"door {door.address}\nca {door.ca or '(the system roots)'}", flush=True)
     pids = ", ".join(str(worker["pid"]) for worker in workers)
     print(f"Stammtisch is up ({len(workers)} worker{'s' if len(workers) > 1 else ''}, pid {pids}):",
           flush=True)
+    scheme = "grpcs" if settings.service_tls else "grpc"
     labels = ["metrics" if number == 1 else f"metrics{number}" for number in range(1, len(workers) + 1)]
     page = ["tournaments"] if any(name == "tournament" for name, _, _ in workers[0]["services"]) else []
     width = max(len(name) for name in [*labels, *page, *(name for name, _, _ in workers[0]["services"])])
     for name, port, full_name in workers[0]["services"]:
-        print(f"  {name:<{width}} grpc://{host}:{port}  ({full_name})", flush=True)
+        print(f"  {name:<{width}} {scheme}://{host}:{port}  ({full_name})", flush=True)
         if name == "tournament":  # its page (services/tournament/page.py)
             print(f"  {'tournaments':<{width}} http://{host}:{settings.tournament_page_port}/tournaments",
                   flush=True)
@@ -153,30 +158,37 @@ def _prepare(settings: Settings) -> None:
 
 
 def up(names: Sequence[str], workers: int = 1) -> int:
-    """The whole stack, with Redis and NATS started if needed (on uvloop): in this process,
-    or in ``workers`` forked processes sharing the ports (services/host/workers.py)."""
+    """The whole stack behind its door, with Redis and NATS started if needed (on uvloop): in this
+    process, or in ``workers`` forked processes sharing the ports (services/host/workers.py)."""
     settings = Settings.from_env()
     _prepare(settings)
     data_dir = Path(os.environ.get("STAMMTISCH_DATA_DIR", ".var")).resolve()
     settings = require_token_secret(with_local_secret(settings, data_dir))
-    with ensure_infra(settings, data_dir) as ready:
-        if workers <= 1:
-            uvloop.run(serve_until_stopped(ready, names, lambda info: print_banner(
-                ready, [{"pid": os.getpid(), **info}])))
-            return 0
-        shared, metrics_ports = shared_ports(ready, workers)
+    with ensure_infra(settings, data_dir) as infra:
+        ready = with_door(infra, data_dir)
+        with Door(ready, data_dir) as door:
+            if workers <= 1:
+                def opened(info: Ready) -> None:
+                    door.open(ready, {name: port for name, port, _ in info["services"]})
+                    print_banner(ready, [{"pid": os.getpid(), **info}], door)
 
-        def body(worker_settings: Settings, report: OnReady) -> None:
-            uvloop.run(serve_until_stopped(worker_settings, names, report))
+                uvloop.run(serve_until_stopped(ready, names, opened))
+                return 0
+            shared, metrics_ports = shared_ports(ready, workers)
 
-        pool = WorkerPool(body, shared, metrics_ports)
-        pool.stop_on_signals()
-        try:
-            print_banner(shared, pool.start())
-            pool.supervise()
-        finally:
-            pool.stop(shared.grace_seconds + 10)
-        log.info("stopped", workers=workers)
+            def body(worker_settings: Settings, report: OnReady) -> None:
+                uvloop.run(serve_until_stopped(worker_settings, names, report))
+
+            pool = WorkerPool(body, shared, metrics_ports)
+            pool.stop_on_signals()
+            try:
+                started = pool.start()
+                door.open(shared, {name: shared.ports[name] for name in names})
+                print_banner(shared, started, door)
+                pool.supervise()
+            finally:
+                pool.stop(shared.grace_seconds + 10)
+            log.info("stopped", workers=workers)
     return 0
 
 

@@ -58,7 +58,7 @@ def shared_ports(settings: Settings, workers: int) -> tuple[Settings, list[int]]
                                tournament_page_port=settings.tournament_page_port or free_port()), metrics
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Ask Linux to send this process SIGTERM when its parent dies (a no-op elsewhere)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -66,7 +66,7 @@ def _die_with_parent() -> None:
 
 def _run_worker(body: WorkerMain, settings: Settings, sink: multiprocessing.connection.Connection,
                 parent: int) -> None:
-    _die_with_parent()
+    die_with_parent()
     if os.getppid() != parent:  # the parent died before prctl took effect
         return
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -244,7 +244,8 @@ def test_kustomize_build() -> None:
     )
     assert result.returncode == 0, result.stderr
     docs = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
-    assert len(docs) == 4 + 4 * len(SERVICE_NAMES)  # namespace, configmap, 2 secrets + 4 per service
+    # namespace, configmap, 2 secrets + 4 per service + the door's two Ingresses (door.yaml)
+    assert len(docs) == 4 + 4 * len(SERVICE_NAMES) + 2
     for doc in docs:
         if doc["kind"] != "Namespace":
             assert doc["metadata"]["namespace"] == "stammtisch", doc["metadata"]["name"]
