@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 #: port variables, the deploy and fuzz tests. Adding a service means an entry here and a
 #: package services/<name> with a ``service.py`` (and its manifests, which tests/deploy checks).
 DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054,
-                                  "tournament": 50055}
+                                  "tournament": 50055, "clubs": 50056}
 #: The services' names, in DEFAULT_PORTS order (the order of Endpoints and of `up`'s banner).
 SERVICE_NAMES: tuple[str, ...] = tuple(DEFAULT_PORTS)
 #: The largest answer a server sends and the SDK accepts: a finished game's replay
@@ -126,6 +126,10 @@ class Settings:
     worker_slot: int = 0
     #: The first of the workers' own table ports, one after another (0: free ports).
     table_port_base: int = 0
+    #: Where the clubs service POSTs push notifications (services/clubs/README.md); empty: no push.
+    push_gateway_url: str = ""
+    #: Seconds after a decision becomes a player's before "your turn" is pushed (unless watching).
+    your_turn_delay_seconds: float = 2.0
 
     @property
     def shard_count(self) -> int:
@@ -179,4 +183,6 @@ class Settings:
             redis_shards=_int("STAMMTISCH_REDIS_SHARDS", cls.redis_shards),
             redis_wait_ms=_int("STAMMTISCH_REDIS_WAIT_MS", cls.redis_wait_ms),
             table_port_base=_int("STAMMTISCH_TABLE_PORT_BASE", cls.table_port_base),
+            push_gateway_url=env("STAMMTISCH_PUSH_GATEWAY_URL") or cls.push_gateway_url,
+            your_turn_delay_seconds=_float("STAMMTISCH_YOUR_TURN_DELAY", cls.your_turn_delay_seconds),
         )

@@ -17,6 +17,7 @@ from shared.api.stammtisch.v1 import (
     accounts_pb2,
     accounts_pb2_grpc,
     arbiter_pb2_grpc,
+    clubs_pb2_grpc,
     common_pb2,
     engine_pb2_grpc,
     history_pb2,
@@ -87,6 +88,7 @@ class Endpoints:
     arbiter: str = f"127.0.0.1:{DEFAULT_PORTS['arbiter']}"
     scoring: str = f"127.0.0.1:{DEFAULT_PORTS['scoring']}"
     tournament: str = f"127.0.0.1:{DEFAULT_PORTS['tournament']}"
+    clubs: str = f"127.0.0.1:{DEFAULT_PORTS['clubs']}"
 
     @classmethod
     def on_host(cls, host: str, ports: Mapping[str, int] | None = None) -> Endpoints:
@@ -279,6 +281,7 @@ class StammtischClient:
         self.tournaments = tournament_pb2_grpc.TournamentServiceStub(self._channels["tournament"])
         self.accounts = accounts_pb2_grpc.AccountServiceStub(self._channels["lobby"])
         self.history = history_pb2_grpc.HistoryServiceStub(self._channels["lobby"])
+        self.clubs = clubs_pb2_grpc.ClubServiceStub(self._channels["clubs"])
         self.token = ""
         self.refresh_token = ""
         self.player_id = ""

@@ -1,0 +1,54 @@
+"""Clubs and friends: the ClubService over gRPC and the push outbox's deliverer.
+
+Any number of replicas: every state is in Redis, and each replica's deliverer claims due
+push jobs with a lease, so a killed replica's jobs go out from another.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from services.clubs.chat import Chat
+from services.clubs.clubs import Clubs
+from services.clubs.friends import Friends
+from services.clubs.inbox import Inbox
+from services.clubs.keys import Keys
+from services.clubs.limits import Limits
+from services.clubs.push import Devices, Outbox
+from services.clubs.servicer import ClubServicer
+from services.host.base import Service
+from services.lobby.players import PlayerNames
+from services.lobby.store import TableRepository
+from shared.api.stammtisch.v1 import clubs_pb2_grpc
+from shared.infra.runtime import Runtime
+
+
+class ClubsService(Service):
+    """Friends, clubs, invitations, the inbox and push delivery."""
+
+    name = "clubs"
+    full_name = "stammtisch.v1.ClubService"
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__(runtime)
+        keys = Keys(runtime)
+        self.devices = Devices(keys)
+        self.outbox = Outbox(keys, self.devices, runtime.settings.push_gateway_url)
+        self.inbox = Inbox(keys, self.outbox)
+        self.friends = Friends(keys)
+        self.clubs = Clubs(keys)
+        self.servicer = ClubServicer(self.friends, self.clubs, Chat(keys), self.inbox, self.devices,
+                                     Limits(keys), PlayerNames(runtime), TableRepository(runtime))
+
+    def register(self, server: grpc.aio.Server) -> None:
+        clubs_pb2_grpc.add_ClubServiceServicer_to_server(self.servicer, server)
+
+    async def start(self) -> None:
+        """Deliver push jobs (when a gateway is configured)."""
+        if self.outbox.gateway is not None:
+            self.spawn(self.outbox.deliver_forever(), "push")
+
+
+def create(runtime: Runtime) -> Service:
+    """Entry point for the runner."""
+    return ClubsService(runtime)
