@@ -130,6 +130,8 @@ class Settings:
     push_gateway_url: str = ""
     #: Seconds after a decision becomes a player's before "your turn" is pushed (unless watching).
     your_turn_delay_seconds: float = 2.0
+    #: Tables whose turn clock is at least this long are played by notification (reminders).
+    notify_turn_seconds: float = 300.0
 
     @property
     def shard_count(self) -> int:
@@ -185,4 +187,5 @@ class Settings:
             table_port_base=_int("STAMMTISCH_TABLE_PORT_BASE", cls.table_port_base),
             push_gateway_url=env("STAMMTISCH_PUSH_GATEWAY_URL") or cls.push_gateway_url,
             your_turn_delay_seconds=_float("STAMMTISCH_YOUR_TURN_DELAY", cls.your_turn_delay_seconds),
+            notify_turn_seconds=_float("STAMMTISCH_NOTIFY_TURN_SECONDS", cls.notify_turn_seconds),
         )

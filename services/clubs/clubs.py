@@ -1,13 +1,13 @@
 """Clubs (Stammtische) in Redis: the document, members with roles, bans, invitations, the code.
 
 A club's keys share the tag ``{c<id>}`` so its multi-key changes are one transaction; each
-member also lists its clubs under its own keys. The join code is a global index (code -> club).
+member also lists its clubs under its own keys. The join code (of the same shape as a private
+table's, services/lobby/private.py) is a global index (code -> club).
 """
 
 from __future__ import annotations
 
 import re
-import secrets
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -15,11 +15,9 @@ from dataclasses import asdict, dataclass
 import orjson
 
 from services.clubs.keys import Keys
+from services.lobby.private import new_code, normal_code
 from shared.errors import BadInput, NotFound, Refused
 
-CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-CODE_LENGTH = 6
-_CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 _CLUB_ID = re.compile(r"[0-9a-f]{32}")
 MEMBER, ADMIN, OWNER = 1, 2, 3
 PUBLIC, INVITATION = 1, 2
@@ -56,19 +54,6 @@ def check_club_id(club_id: str) -> str:
     if not _CLUB_ID.fullmatch(club_id):
         raise BadInput("club_id must be 32 lowercase hex digits")
     return club_id
-
-
-def normal_code(code: str) -> str:
-    """A join code as typed (any case, spaces around) in its one shape, else BadInput."""
-    code = code.strip().upper()
-    if not _CODE.fullmatch(code):
-        raise BadInput(f"a code is {CODE_LENGTH} characters of {CODE_ALPHABET}")
-    return code
-
-
-def new_code() -> str:
-    """A random join code."""
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
 class Clubs:

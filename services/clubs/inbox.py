@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import orjson
+from redis.asyncio.client import Pipeline
 
 from services.clubs.keys import Keys
 from services.clubs.push import Outbox
@@ -49,9 +51,10 @@ class Inbox:
         return self.keys.runtime.subject("clubs", "inbox", player_id)
 
     async def add(self, player_id: str, kind: int, text: str, collapse_key: str = "",
-                  **fields: str) -> Note:
+                  also: Callable[[Pipeline], object] | None = None, **fields: str) -> Note:
         """Store a notification, queue its push (unless the player's preferences mute it) in the
-        same transaction, then tell the player's open apps."""
+        same transaction, then tell the player's open apps. ``also`` adds writes of the player's
+        shard to that transaction (such as taking a scheduled reminder off its list)."""
         note = Note(uuid.uuid4().hex, kind, text, time.time(), **fields)
         job = await self.outbox.job_for(player_id, note.notification_id, note.kind_name(), text,
                                         collapse_key or note.notification_id,
@@ -63,6 +66,8 @@ class Inbox:
             pipe.sadd(unread, note.notification_id)
             if job is not None:
                 self.outbox.queue(pipe, job)
+            if also is not None:
+                also(pipe)
             await pipe.execute()
         NOTIFICATIONS_CREATED.labels(kind=note.kind_name()).inc()
         await self._trim(player_id)

@@ -232,7 +232,8 @@ class Outbox:
         if await self._replace_collapsed(job):
             await self._finish(shard, job, "collapsed")
             return
-        badge = int(await self.redis.scard(self.keys.player(job.player_id, "waiting")))
+        badge = sum(1 for raw in await self.redis.hvals(self.keys.player(job.player_id, "waiting"))
+                    if orjson.loads(raw)["deadline"])
         failed = False
         for device in await self.devices.all(job.player_id):
             device_id = token_hash(device["token"])

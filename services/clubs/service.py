@@ -16,9 +16,10 @@ from services.clubs.keys import Keys
 from services.clubs.limits import Limits
 from services.clubs.push import Devices, Outbox
 from services.clubs.servicer import ClubServicer
+from services.clubs.turns import TurnNotifier
 from services.host.base import Service
 from services.lobby.players import PlayerNames
-from services.lobby.store import TableRepository
+from services.lobby.tables import Lobby
 from shared.api.stammtisch.v1 import clubs_pb2_grpc
 from shared.infra.runtime import Runtime
 
@@ -37,16 +38,27 @@ class ClubsService(Service):
         self.inbox = Inbox(keys, self.outbox)
         self.friends = Friends(keys)
         self.clubs = Clubs(keys)
+        settings = runtime.settings
+        self.turns = TurnNotifier(keys, self.inbox, settings.your_turn_delay_seconds,
+                                  settings.notify_turn_seconds)
         self.servicer = ClubServicer(self.friends, self.clubs, Chat(keys), self.inbox, self.devices,
-                                     Limits(keys), PlayerNames(runtime), TableRepository(runtime))
+                                     Limits(keys), PlayerNames(runtime), Lobby(runtime), self.turns)
 
     def register(self, server: grpc.aio.Server) -> None:
         clubs_pb2_grpc.add_ClubServiceServicer_to_server(self.servicer, server)
 
     async def start(self) -> None:
-        """Deliver push jobs (when a gateway is configured)."""
+        """Follow the tables' news for reminders, send them, and deliver push jobs (when a
+        gateway is configured)."""
+        await self.turns.start()
+        self.spawn(self.turns.send_forever(), "turns")
         if self.outbox.gateway is not None:
             self.spawn(self.outbox.deliver_forever(), "push")
+
+    async def stop(self) -> None:
+        """Stop following news, then the background work."""
+        await self.turns.stop()
+        await super().stop()
 
 
 def create(runtime: Runtime) -> Service:

@@ -21,8 +21,10 @@ from services.clubs.friends import BLOCKED, FRIEND, MAX_RELATIONS, PRESENCE_TTL,
 from services.clubs.inbox import Inbox, Note, note_proto
 from services.clubs.limits import Limits
 from services.clubs.push import Devices, Preferences
+from services.clubs.turns import TurnNotifier
+from services.lobby.model import LobbyTable
 from services.lobby.players import PlayerNames
-from services.lobby.store import TableRepository
+from services.lobby.tables import Lobby
 from shared.api.stammtisch.v1 import clubs_pb2, clubs_pb2_grpc
 from shared.ids import check_player_id, check_table_id
 from shared.obs.metrics import CLUB_MESSAGES, CLUBS_CREATED, FRIEND_REQUESTS, OPEN_STREAMS
@@ -33,6 +35,8 @@ K = clubs_pb2
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
 MAX_MUTE_SECONDS = 30 * 86_400
+DEFAULT_HOLD_SECONDS = 86_400
+MIN_HOLD_SECONDS, MAX_HOLD_SECONDS = 60, 7 * 86_400
 _STATE_NAMES = {FRIEND: K.FRIEND_STATE_FRIEND, SENT: K.FRIEND_STATE_REQUEST_SENT,
                 RECEIVED: K.FRIEND_STATE_REQUEST_RECEIVED, BLOCKED: K.FRIEND_STATE_BLOCKED}
 
@@ -78,7 +82,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
     """Friends, clubs, chat, invitations, inbox and push tokens."""
 
     def __init__(self, friends: Friends, clubs: Clubs, chat: Chat, inbox: Inbox, devices: Devices,
-                 limits: Limits, names: PlayerNames, tables: TableRepository) -> None:
+                 limits: Limits, names: PlayerNames, lobby: Lobby, turns: TurnNotifier) -> None:
         self.friends = friends
         self.clubs = clubs
         self.chat = chat
@@ -86,7 +90,8 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         self.devices = devices
         self.limits = limits
         self.names = names
-        self.tables = tables
+        self.lobby = lobby
+        self.turns = turns
 
     async def _name(self, player_id: str) -> str:
         return (await self.names.names([player_id]))[0]
@@ -431,7 +436,10 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
     async def InviteToTable(self, request: clubs_pb2.InviteToTableRequest,
                             context: grpc.aio.ServicerContext) -> clubs_pb2.InviteToTableResponse:
         me, other = await self._other(request.player_id)
-        table = await self.tables.get(check_table_id(request.table_id))
+        hold = request.hold_seconds or DEFAULT_HOLD_SECONDS
+        if not MIN_HOLD_SECONDS <= hold <= MAX_HOLD_SECONDS:
+            raise invalid(f"hold_seconds must be 0 (a day) or {MIN_HOLD_SECONDS} to {MAX_HOLD_SECONDS}")
+        table = await self.lobby.get(check_table_id(request.table_id))
         if table.seat_of(me) is None:
             raise precondition("invite to a table you sit at")
         if await self.friends.blocked_by(me, other):
@@ -440,11 +448,52 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         if not await self.friends.are_friends(me, other) and not shared_club:
             raise denied("invite friends or members of your clubs")
         await self.limits.check("invite", me)
+
+        def invite(table: LobbyTable) -> int:
+            table.admit(other)
+            return table.hold(other, time.time() + hold) if request.hold_seat else -1
+        table, seat = await self.lobby.repo.change(table.table_id, invite)
         await self.inbox.add(other, K.NOTIFICATION_KIND_TABLE_INVITATION,
                              f"{caller().name} invites you to a table of {table.game}",
                              collapse_key=f"invite:{table.table_id}", from_player_id=me,
-                             table_id=table.table_id)
-        return K.InviteToTableResponse()
+                             table_id=table.table_id, code=table.code)
+        return K.InviteToTableResponse(seat=seat)
+
+    async def AnswerTableInvitation(
+            self, request: clubs_pb2.AnswerTableInvitationRequest,
+            context: grpc.aio.ServicerContext) -> clubs_pb2.AnswerTableInvitationResponse:
+        me = caller().player_id
+        table = await self.lobby.get(check_table_id(request.table_id))
+        if me not in table.guests:
+            raise not_found("invitation to this table")
+        if not request.accept:
+            await self.lobby.repo.change(table.table_id, lambda t: t.release(me, uninvite=True))
+            return K.AnswerTableInvitationResponse(seat=-1)
+        _, seat = await self.lobby.join(caller(), table.table_id, None, False)
+        return K.AnswerTableInvitationResponse(seat=seat)
+
+    async def JoinTableByCode(self, request: clubs_pb2.JoinTableByCodeRequest,
+                              context: grpc.aio.ServicerContext) -> clubs_pb2.JoinTableByCodeResponse:
+        me = caller().player_id
+        await self.limits.check("code", me)
+        table = await self.lobby.get(await self.lobby.codes.table_of(request.code))
+        wish = table.check_seat_number(request.seat) if request.HasField("seat") else None
+        hosts = {seat.player_id for seat in table.seats if seat.person} | set(table.guests[:1])
+        for host in hosts - {me}:
+            if await self.friends.blocked_by(me, host):
+                raise denied("a player at this table does not accept you")
+        await self.lobby.repo.change(table.table_id, lambda t: t.admit(me))
+        _, seat = await self.lobby.join(caller(), table.table_id, wish, False)
+        return K.JoinTableByCodeResponse(table_id=table.table_id, seat=seat)
+
+    async def ListWaitingGames(self, request: clubs_pb2.ListWaitingGamesRequest,
+                               context: grpc.aio.ServicerContext) -> clubs_pb2.ListWaitingGamesResponse:
+        replies = []
+        for table_id, game, deadline in await self.turns.waiting(caller().player_id):
+            reply = K.WaitingGame(table_id=table_id, game=game)
+            _ts(reply, "deadline", deadline)
+            replies.append(reply)
+        return K.ListWaitingGamesResponse(games=replies)
 
     # Inbox
 

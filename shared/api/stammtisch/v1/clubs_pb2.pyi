@@ -1194,17 +1194,24 @@ class InviteToTableRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HOLD_SEAT_FIELD_NUMBER: _builtins.int
+    HOLD_SECONDS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     player_id: _builtins.str
+    hold_seat: _builtins.bool
+    hold_seconds: _builtins.int
+    """How long the seat is held: 0 is a day; 60 to 604800."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         player_id: _builtins.str = ...,
+        hold_seat: _builtins.bool = ...,
+        hold_seconds: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hold_seat", b"hold_seat", "hold_seconds", b"hold_seconds", "player_id", b"player_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1212,6 +1219,116 @@ Global___InviteToTableRequest: _TypeAlias = InviteToTableRequest  # noqa: Y015
 
 @_typing.final
 class InviteToTableResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The held seat; -1 when none is held."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InviteToTableResponse: _TypeAlias = InviteToTableResponse  # noqa: Y015
+
+@_typing.final
+class AnswerTableInvitationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ACCEPT_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    accept: _builtins.bool
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        accept: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept", b"accept", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerTableInvitationRequest: _TypeAlias = AnswerTableInvitationRequest  # noqa: Y015
+
+@_typing.final
+class AnswerTableInvitationResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The caller's seat; -1 when declined or queued for the next game."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerTableInvitationResponse: _TypeAlias = AnswerTableInvitationResponse  # noqa: Y015
+
+@_typing.final
+class JoinTableByCodeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    seat: _builtins.int
+    """A wished seat; unset takes the first open one."""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "code", b"code", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___JoinTableByCodeRequest: _TypeAlias = JoinTableByCodeRequest  # noqa: Y015
+
+@_typing.final
+class JoinTableByCodeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    seat: _builtins.int
+    """-1 when queued for the next game."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinTableByCodeResponse: _TypeAlias = JoinTableByCodeResponse  # noqa: Y015
+
+@_typing.final
+class ListWaitingGamesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -1223,7 +1340,55 @@ class InviteToTableResponse(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___InviteToTableResponse: _TypeAlias = InviteToTableResponse  # noqa: Y015
+Global___ListWaitingGamesRequest: _TypeAlias = ListWaitingGamesRequest  # noqa: Y015
+
+@_typing.final
+class WaitingGame(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    DEADLINE_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    game: _builtins.str
+    @_builtins.property
+    def deadline(self) -> _timestamp_pb2.Timestamp:
+        """When the default answer is applied for the caller."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        deadline: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "game", b"game", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WaitingGame: _TypeAlias = WaitingGame  # noqa: Y015
+
+@_typing.final
+class ListWaitingGamesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___WaitingGame]: ...
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[Global___WaitingGame] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWaitingGamesResponse: _TypeAlias = ListWaitingGamesResponse  # noqa: Y015
 
 @_typing.final
 class Notification(_message.Message):

@@ -159,6 +159,21 @@ class ClubServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableResponse.FromString,
                 _registered_method=True)
+        self.AnswerTableInvitation = channel.unary_unary(
+                '/stammtisch.v1.ClubService/AnswerTableInvitation',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationResponse.FromString,
+                _registered_method=True)
+        self.JoinTableByCode = channel.unary_unary(
+                '/stammtisch.v1.ClubService/JoinTableByCode',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeResponse.FromString,
+                _registered_method=True)
+        self.ListWaitingGames = channel.unary_unary(
+                '/stammtisch.v1.ClubService/ListWaitingGames',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesResponse.FromString,
+                _registered_method=True)
         self.ListInbox = channel.unary_unary(
                 '/stammtisch.v1.ClubService/ListInbox',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListInboxRequest.SerializeToString,
@@ -374,7 +389,34 @@ class ClubServiceServicer:
 
     def InviteToTable(self, request, context):
         """Invite a friend or fellow club member to a table the caller sits at;
-        the invitee's inbox gets a TABLE_INVITATION.
+        the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
+        when it is private. With hold_seat an open seat is kept for the invitee
+        until it answers or hold_seconds pass. PERMISSION_DENIED: neither friend
+        nor fellow member, or the invitee blocked the caller.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnswerTableInvitation(self, request, context):
+        """Accept (sit down, in the held seat if one is held) or decline (the seat is
+        free again). NOT_FOUND: no invitation to this table.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JoinTableByCode(self, request, context):
+        """Sit down at a private table by its code. RESOURCE_EXHAUSTED: too many
+        guesses (10 a minute); PERMISSION_DENIED: a player at the table blocked you.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWaitingGames(self, request, context):
+        """The tables where a decision waits on the caller (turn clocks of 5 minutes
+        or more, "play by notification"), soonest deadline first.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -545,6 +587,21 @@ def add_ClubServiceServicer_to_server(servicer, server):
                     servicer.InviteToTable,
                     request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableResponse.SerializeToString,
+            ),
+            'AnswerTableInvitation': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnswerTableInvitation,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationResponse.SerializeToString,
+            ),
+            'JoinTableByCode': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinTableByCode,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeResponse.SerializeToString,
+            ),
+            'ListWaitingGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWaitingGames,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesResponse.SerializeToString,
             ),
             'ListInbox': grpc.unary_unary_rpc_method_handler(
                     servicer.ListInbox,
@@ -1213,6 +1270,87 @@ class ClubService:
             '/stammtisch.v1.ClubService/InviteToTable',
             stammtisch_dot_v1_dot_clubs__pb2.InviteToTableRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.InviteToTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnswerTableInvitation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubService/AnswerTableInvitation',
+            stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JoinTableByCode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubService/JoinTableByCode',
+            stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWaitingGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubService/ListWaitingGames',
+            stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

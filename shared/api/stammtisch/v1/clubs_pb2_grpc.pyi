@@ -108,7 +108,22 @@ class ClubServiceStub:
     """Admins silence a member in the chat for some seconds (0: lift it)."""
     InviteToTable: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.InviteToTableRequest, _clubs_pb2.InviteToTableResponse]
     """Invite a friend or fellow club member to a table the caller sits at;
-    the invitee's inbox gets a TABLE_INVITATION.
+    the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
+    when it is private. With hold_seat an open seat is kept for the invitee
+    until it answers or hold_seconds pass. PERMISSION_DENIED: neither friend
+    nor fellow member, or the invitee blocked the caller.
+    """
+    AnswerTableInvitation: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.AnswerTableInvitationRequest, _clubs_pb2.AnswerTableInvitationResponse]
+    """Accept (sit down, in the held seat if one is held) or decline (the seat is
+    free again). NOT_FOUND: no invitation to this table.
+    """
+    JoinTableByCode: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.JoinTableByCodeRequest, _clubs_pb2.JoinTableByCodeResponse]
+    """Sit down at a private table by its code. RESOURCE_EXHAUSTED: too many
+    guesses (10 a minute); PERMISSION_DENIED: a player at the table blocked you.
+    """
+    ListWaitingGames: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ListWaitingGamesRequest, _clubs_pb2.ListWaitingGamesResponse]
+    """The tables where a decision waits on the caller (turn clocks of 5 minutes
+    or more, "play by notification"), soonest deadline first.
     """
     ListInbox: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ListInboxRequest, _clubs_pb2.ListInboxResponse]
     """The inbox, newest first, a page at a time, with the unread count."""
@@ -205,7 +220,22 @@ class ClubServiceAsyncStub(ClubServiceStub):
     """Admins silence a member in the chat for some seconds (0: lift it)."""
     InviteToTable: _aio.UnaryUnaryMultiCallable[_clubs_pb2.InviteToTableRequest, _clubs_pb2.InviteToTableResponse]  # type: ignore[assignment]
     """Invite a friend or fellow club member to a table the caller sits at;
-    the invitee's inbox gets a TABLE_INVITATION.
+    the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
+    when it is private. With hold_seat an open seat is kept for the invitee
+    until it answers or hold_seconds pass. PERMISSION_DENIED: neither friend
+    nor fellow member, or the invitee blocked the caller.
+    """
+    AnswerTableInvitation: _aio.UnaryUnaryMultiCallable[_clubs_pb2.AnswerTableInvitationRequest, _clubs_pb2.AnswerTableInvitationResponse]  # type: ignore[assignment]
+    """Accept (sit down, in the held seat if one is held) or decline (the seat is
+    free again). NOT_FOUND: no invitation to this table.
+    """
+    JoinTableByCode: _aio.UnaryUnaryMultiCallable[_clubs_pb2.JoinTableByCodeRequest, _clubs_pb2.JoinTableByCodeResponse]  # type: ignore[assignment]
+    """Sit down at a private table by its code. RESOURCE_EXHAUSTED: too many
+    guesses (10 a minute); PERMISSION_DENIED: a player at the table blocked you.
+    """
+    ListWaitingGames: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ListWaitingGamesRequest, _clubs_pb2.ListWaitingGamesResponse]  # type: ignore[assignment]
+    """The tables where a decision waits on the caller (turn clocks of 5 minutes
+    or more, "play by notification"), soonest deadline first.
     """
     ListInbox: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ListInboxRequest, _clubs_pb2.ListInboxResponse]  # type: ignore[assignment]
     """The inbox, newest first, a page at a time, with the unread count."""
@@ -437,7 +467,40 @@ class ClubServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_clubs_pb2.InviteToTableResponse, _abc.Awaitable[_clubs_pb2.InviteToTableResponse]]:
         """Invite a friend or fellow club member to a table the caller sits at;
-        the invitee's inbox gets a TABLE_INVITATION.
+        the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
+        when it is private. With hold_seat an open seat is kept for the invitee
+        until it answers or hold_seconds pass. PERMISSION_DENIED: neither friend
+        nor fellow member, or the invitee blocked the caller.
+        """
+
+    @_abc_1.abstractmethod
+    def AnswerTableInvitation(
+        self,
+        request: _clubs_pb2.AnswerTableInvitationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.AnswerTableInvitationResponse, _abc.Awaitable[_clubs_pb2.AnswerTableInvitationResponse]]:
+        """Accept (sit down, in the held seat if one is held) or decline (the seat is
+        free again). NOT_FOUND: no invitation to this table.
+        """
+
+    @_abc_1.abstractmethod
+    def JoinTableByCode(
+        self,
+        request: _clubs_pb2.JoinTableByCodeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.JoinTableByCodeResponse, _abc.Awaitable[_clubs_pb2.JoinTableByCodeResponse]]:
+        """Sit down at a private table by its code. RESOURCE_EXHAUSTED: too many
+        guesses (10 a minute); PERMISSION_DENIED: a player at the table blocked you.
+        """
+
+    @_abc_1.abstractmethod
+    def ListWaitingGames(
+        self,
+        request: _clubs_pb2.ListWaitingGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.ListWaitingGamesResponse, _abc.Awaitable[_clubs_pb2.ListWaitingGamesResponse]]:
+        """The tables where a decision waits on the caller (turn clocks of 5 minutes
+        or more, "play by notification"), soonest deadline first.
         """
 
     @_abc_1.abstractmethod
