@@ -132,6 +132,8 @@ class Settings:
     your_turn_delay_seconds: float = 2.0
     #: Tables whose turn clock is at least this long are played by notification (reminders).
     notify_turn_seconds: float = 300.0
+    #: How long before a club evening its members are told it starts (and check in).
+    club_evening_notice_seconds: float = 900.0
 
     @property
     def shard_count(self) -> int:
@@ -188,4 +190,6 @@ class Settings:
             push_gateway_url=env("STAMMTISCH_PUSH_GATEWAY_URL") or cls.push_gateway_url,
             your_turn_delay_seconds=_float("STAMMTISCH_YOUR_TURN_DELAY", cls.your_turn_delay_seconds),
             notify_turn_seconds=_float("STAMMTISCH_NOTIFY_TURN_SECONDS", cls.notify_turn_seconds),
+            club_evening_notice_seconds=_float("STAMMTISCH_CLUB_EVENING_NOTICE",
+                                               cls.club_evening_notice_seconds),
         )

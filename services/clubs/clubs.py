@@ -37,6 +37,8 @@ class Club:
     owner_id: str
     created_at: float
     time_zone: str
+    #: The current season of the club's evenings.
+    season: int = 1
 
 
 @dataclass

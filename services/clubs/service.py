@@ -10,6 +10,7 @@ import grpc
 
 from services.clubs.chat import Chat
 from services.clubs.clubs import Clubs
+from services.clubs.evenings import ClubEvenings
 from services.clubs.friends import Friends
 from services.clubs.inbox import Inbox
 from services.clubs.keys import Keys
@@ -20,6 +21,7 @@ from services.clubs.turns import TurnNotifier
 from services.host.base import Service
 from services.lobby.players import PlayerNames
 from services.lobby.tables import Lobby
+from services.tournament.store import TournamentStore
 from shared.api.stammtisch.v1 import clubs_pb2_grpc
 from shared.infra.runtime import Runtime
 
@@ -41,8 +43,11 @@ class ClubsService(Service):
         settings = runtime.settings
         self.turns = TurnNotifier(keys, self.inbox, settings.your_turn_delay_seconds,
                                   settings.notify_turn_seconds)
+        names = PlayerNames(runtime)
+        self.evenings = ClubEvenings(keys, self.clubs, self.inbox, names, TournamentStore(runtime),
+                                     settings.turn_seconds, settings.club_evening_notice_seconds)
         self.servicer = ClubServicer(self.friends, self.clubs, Chat(keys), self.inbox, self.devices,
-                                     Limits(keys), PlayerNames(runtime), Lobby(runtime), self.turns)
+                                     Limits(keys), names, Lobby(runtime), self.turns, self.evenings)
 
     def register(self, server: grpc.aio.Server) -> None:
         clubs_pb2_grpc.add_ClubServiceServicer_to_server(self.servicer, server)
@@ -52,6 +57,7 @@ class ClubsService(Service):
         gateway is configured)."""
         await self.turns.start()
         self.spawn(self.turns.send_forever(), "turns")
+        self.spawn(self.evenings.run_forever(), "evenings")
         if self.outbox.gateway is not None:
             self.spawn(self.outbox.deliver_forever(), "push")
 

@@ -17,6 +17,7 @@ import orjson
 
 from services.clubs.chat import Chat, Line, check_text
 from services.clubs.clubs import ADMIN, INVITATION, MEMBER, OWNER, PUBLIC, Club, Clubs, Member, check_club_id
+from services.clubs.evenings import ClubEvenings, evening_of
 from services.clubs.friends import BLOCKED, FRIEND, MAX_RELATIONS, PRESENCE_TTL, RECEIVED, SENT, Friends
 from services.clubs.inbox import Inbox, Note, note_proto
 from services.clubs.limits import Limits
@@ -82,7 +83,8 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
     """Friends, clubs, chat, invitations, inbox and push tokens."""
 
     def __init__(self, friends: Friends, clubs: Clubs, chat: Chat, inbox: Inbox, devices: Devices,
-                 limits: Limits, names: PlayerNames, lobby: Lobby, turns: TurnNotifier) -> None:
+                 limits: Limits, names: PlayerNames, lobby: Lobby, turns: TurnNotifier,
+                 evenings: ClubEvenings) -> None:
         self.friends = friends
         self.clubs = clubs
         self.chat = chat
@@ -92,6 +94,7 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         self.names = names
         self.lobby = lobby
         self.turns = turns
+        self.evenings = evenings
 
     async def _name(self, player_id: str) -> str:
         return (await self.names.names([player_id]))[0]
@@ -430,6 +433,46 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
         target.muted_until = time.time() + request.seconds if request.seconds else 0.0
         await self.clubs.put_member(club.club_id, target)
         return K.MuteMemberResponse()
+
+    # Club evenings and seasons
+
+    async def _evening_proto(self, club: Club) -> clubs_pb2.ClubEvening:
+        evening = await self.evenings.get(club.club_id)
+        if evening is None:
+            return K.ClubEvening()
+        reply = K.ClubEvening(weekday=evening.weekday, minute=evening.minute, game=evening.game,
+                              table_size=evening.table_size, rounds=evening.rounds,
+                              games_per_round=evening.games_per_round, turn_seconds=evening.turn_seconds,
+                              checked_in=await self.evenings.checked_in(club))
+        _ts(reply, "next_at", await self.evenings.next_at(club))
+        return reply
+
+    async def SetClubEvening(self, request: clubs_pb2.SetClubEveningRequest,
+                             context: grpc.aio.ServicerContext) -> clubs_pb2.SetClubEveningResponse:
+        club, _ = await self._member_of(request.club_id, ADMIN)
+        await self.evenings.set(club, evening_of(request.evening))
+        return K.SetClubEveningResponse(evening=await self._evening_proto(club))
+
+    async def CheckInClubEvening(self, request: clubs_pb2.CheckInClubEveningRequest,
+                                 context: grpc.aio.ServicerContext) -> clubs_pb2.CheckInClubEveningResponse:
+        club, member = await self._member_of(request.club_id)
+        await self.evenings.check_in(club, member.player_id)
+        return K.CheckInClubEveningResponse(evening=await self._evening_proto(club))
+
+    async def GetClubSeason(self, request: clubs_pb2.GetClubSeasonRequest,
+                            context: grpc.aio.ServicerContext) -> clubs_pb2.GetClubSeasonResponse:
+        club, _ = await self._member_of(request.club_id)
+        if not 0 <= request.season <= club.season:
+            raise invalid(f"season must be 0 (the current one) to {club.season}")
+        season = request.season or club.season
+        lines = [K.SeasonLine(**line) for line in await self.evenings.standing(club.club_id, season)]
+        return K.GetClubSeasonResponse(season=season, lines=lines, closed=season < club.season,
+                                       tournament_ids=await self.evenings.season_ids(club.club_id, season))
+
+    async def CloseClubSeason(self, request: clubs_pb2.CloseClubSeasonRequest,
+                              context: grpc.aio.ServicerContext) -> clubs_pb2.CloseClubSeasonResponse:
+        club, _ = await self._member_of(request.club_id, ADMIN)
+        return K.CloseClubSeasonResponse(season=await self.evenings.close_season(club))
 
     # Invitations
 

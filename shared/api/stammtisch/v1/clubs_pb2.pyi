@@ -1750,3 +1750,267 @@ class SetNotificationPreferencesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetNotificationPreferencesResponse: _TypeAlias = SetNotificationPreferencesResponse  # noqa: Y015
+
+@_typing.final
+class ClubEvening(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WEEKDAY_FIELD_NUMBER: _builtins.int
+    MINUTE_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    TABLE_SIZE_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    GAMES_PER_ROUND_FIELD_NUMBER: _builtins.int
+    TURN_SECONDS_FIELD_NUMBER: _builtins.int
+    NEXT_AT_FIELD_NUMBER: _builtins.int
+    CHECKED_IN_FIELD_NUMBER: _builtins.int
+    weekday: _builtins.int
+    """1 (Monday) to 7 (Sunday)."""
+    minute: _builtins.int
+    """Minutes after midnight in the club's time zone, 0 to 1439."""
+    game: _builtins.str
+    """A game's name (LobbyService.ListGames)."""
+    table_size: _builtins.int
+    """Seats per table (the game's seat range); 0: the game's default."""
+    rounds: _builtins.int
+    """1 to 10 rounds of 1 to 10 games each; 0: 1."""
+    games_per_round: _builtins.int
+    turn_seconds: _builtins.int
+    """The tables' turn clock (0: the server's default)."""
+    checked_in: _builtins.int
+    """Answers only: members checked in for it."""
+    @_builtins.property
+    def next_at(self) -> _timestamp_pb2.Timestamp:
+        """Answers only: when the next evening opens."""
+
+    def __init__(
+        self,
+        *,
+        weekday: _builtins.int = ...,
+        minute: _builtins.int = ...,
+        game: _builtins.str = ...,
+        table_size: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        games_per_round: _builtins.int = ...,
+        turn_seconds: _builtins.int = ...,
+        next_at: _timestamp_pb2.Timestamp | None = ...,
+        checked_in: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_at", b"next_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checked_in", b"checked_in", "game", b"game", "games_per_round", b"games_per_round", "minute", b"minute", "next_at", b"next_at", "rounds", b"rounds", "table_size", b"table_size", "turn_seconds", b"turn_seconds", "weekday", b"weekday"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClubEvening: _TypeAlias = ClubEvening  # noqa: Y015
+
+@_typing.final
+class SetClubEveningRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    EVENING_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    @_builtins.property
+    def evening(self) -> Global___ClubEvening: ...
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+        evening: Global___ClubEvening | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["evening", b"evening"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id", "evening", b"evening"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetClubEveningRequest: _TypeAlias = SetClubEveningRequest  # noqa: Y015
+
+@_typing.final
+class SetClubEveningResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def evening(self) -> Global___ClubEvening: ...
+    def __init__(
+        self,
+        *,
+        evening: Global___ClubEvening | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["evening", b"evening"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["evening", b"evening"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetClubEveningResponse: _TypeAlias = SetClubEveningResponse  # noqa: Y015
+
+@_typing.final
+class CheckInClubEveningRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CheckInClubEveningRequest: _TypeAlias = CheckInClubEveningRequest  # noqa: Y015
+
+@_typing.final
+class CheckInClubEveningResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def evening(self) -> Global___ClubEvening: ...
+    def __init__(
+        self,
+        *,
+        evening: Global___ClubEvening | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["evening", b"evening"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["evening", b"evening"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CheckInClubEveningResponse: _TypeAlias = CheckInClubEveningResponse  # noqa: Y015
+
+@_typing.final
+class SeasonLine(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    EVENINGS_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    player_id: _builtins.str
+    name: _builtins.str
+    points: _builtins.float
+    evenings: _builtins.int
+    wins: _builtins.int
+    """Evenings won (first place)."""
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        points: _builtins.float = ...,
+        evenings: _builtins.int = ...,
+        wins: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["evenings", b"evenings", "name", b"name", "player_id", b"player_id", "points", b"points", "rank", b"rank", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeasonLine: _TypeAlias = SeasonLine  # noqa: Y015
+
+@_typing.final
+class GetClubSeasonRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    SEASON_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    season: _builtins.int
+    """0: the current season."""
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+        season: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id", "season", b"season"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetClubSeasonRequest: _TypeAlias = GetClubSeasonRequest  # noqa: Y015
+
+@_typing.final
+class GetClubSeasonResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEASON_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_IDS_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    season: _builtins.int
+    closed: _builtins.bool
+    @_builtins.property
+    def lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeasonLine]: ...
+    @_builtins.property
+    def tournament_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The evenings' tournaments (TournamentService.GetStandings), oldest first."""
+
+    def __init__(
+        self,
+        *,
+        season: _builtins.int = ...,
+        lines: _abc.Iterable[Global___SeasonLine] | None = ...,
+        tournament_ids: _abc.Iterable[_builtins.str] | None = ...,
+        closed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["closed", b"closed", "lines", b"lines", "season", b"season", "tournament_ids", b"tournament_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetClubSeasonResponse: _TypeAlias = GetClubSeasonResponse  # noqa: Y015
+
+@_typing.final
+class CloseClubSeasonRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseClubSeasonRequest: _TypeAlias = CloseClubSeasonRequest  # noqa: Y015
+
+@_typing.final
+class CloseClubSeasonResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEASON_FIELD_NUMBER: _builtins.int
+    season: _builtins.int
+    """The new season's number."""
+    def __init__(
+        self,
+        *,
+        season: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["season", b"season"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseClubSeasonResponse: _TypeAlias = CloseClubSeasonResponse  # noqa: Y015

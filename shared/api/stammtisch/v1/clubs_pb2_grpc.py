@@ -154,6 +154,26 @@ class ClubServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.MuteMemberRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.MuteMemberResponse.FromString,
                 _registered_method=True)
+        self.SetClubEvening = channel.unary_unary(
+                '/stammtisch.v1.ClubService/SetClubEvening',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningResponse.FromString,
+                _registered_method=True)
+        self.CheckInClubEvening = channel.unary_unary(
+                '/stammtisch.v1.ClubService/CheckInClubEvening',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningResponse.FromString,
+                _registered_method=True)
+        self.GetClubSeason = channel.unary_unary(
+                '/stammtisch.v1.ClubService/GetClubSeason',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonResponse.FromString,
+                _registered_method=True)
+        self.CloseClubSeason = channel.unary_unary(
+                '/stammtisch.v1.ClubService/CloseClubSeason',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.FromString,
+                _registered_method=True)
         self.InviteToTable = channel.unary_unary(
                 '/stammtisch.v1.ClubService/InviteToTable',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableRequest.SerializeToString,
@@ -387,6 +407,38 @@ class ClubServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetClubEvening(self, request, context):
+        """The owner or an admin sets the weekly club evening (weekday and time in
+        the club's time zone, the game and tournament shape); at that time a
+        series tournament of the tournament service opens with every member who
+        checked in, and 15 minutes before, every member's inbox gets a CLUB_EVENING.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CheckInClubEvening(self, request, context):
+        """A member checks in for the next club evening.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetClubSeason(self, request, context):
+        """A season's standing over its club evenings (recomputed from the evenings'
+        tournament standings: at an evening of n players, place p earns n - p + 1).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseClubSeason(self, request, context):
+        """The owner or an admin closes the season: its final table is kept, the next begins.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def InviteToTable(self, request, context):
         """Invite a friend or fellow club member to a table the caller sits at;
         the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
@@ -582,6 +634,26 @@ def add_ClubServiceServicer_to_server(servicer, server):
                     servicer.MuteMember,
                     request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.MuteMemberRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_clubs__pb2.MuteMemberResponse.SerializeToString,
+            ),
+            'SetClubEvening': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetClubEvening,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningResponse.SerializeToString,
+            ),
+            'CheckInClubEvening': grpc.unary_unary_rpc_method_handler(
+                    servicer.CheckInClubEvening,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningResponse.SerializeToString,
+            ),
+            'GetClubSeason': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetClubSeason,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonResponse.SerializeToString,
+            ),
+            'CloseClubSeason': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseClubSeason,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.SerializeToString,
             ),
             'InviteToTable': grpc.unary_unary_rpc_method_handler(
                     servicer.InviteToTable,
@@ -1243,6 +1315,114 @@ class ClubService:
             '/stammtisch.v1.ClubService/MuteMember',
             stammtisch_dot_v1_dot_clubs__pb2.MuteMemberRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.MuteMemberResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetClubEvening(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubService/SetClubEvening',
+            stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CheckInClubEvening(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubService/CheckInClubEvening',
+            stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetClubSeason(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubService/GetClubSeason',
+            stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseClubSeason(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubService/CloseClubSeason',
+            stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -106,6 +106,20 @@ class ClubServiceStub:
     """Admins (and the author) remove a message; it stays as "deleted"."""
     MuteMember: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.MuteMemberRequest, _clubs_pb2.MuteMemberResponse]
     """Admins silence a member in the chat for some seconds (0: lift it)."""
+    SetClubEvening: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.SetClubEveningRequest, _clubs_pb2.SetClubEveningResponse]
+    """The owner or an admin sets the weekly club evening (weekday and time in
+    the club's time zone, the game and tournament shape); at that time a
+    series tournament of the tournament service opens with every member who
+    checked in, and 15 minutes before, every member's inbox gets a CLUB_EVENING.
+    """
+    CheckInClubEvening: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.CheckInClubEveningRequest, _clubs_pb2.CheckInClubEveningResponse]
+    """A member checks in for the next club evening."""
+    GetClubSeason: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.GetClubSeasonRequest, _clubs_pb2.GetClubSeasonResponse]
+    """A season's standing over its club evenings (recomputed from the evenings'
+    tournament standings: at an evening of n players, place p earns n - p + 1).
+    """
+    CloseClubSeason: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.CloseClubSeasonRequest, _clubs_pb2.CloseClubSeasonResponse]
+    """The owner or an admin closes the season: its final table is kept, the next begins."""
     InviteToTable: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.InviteToTableRequest, _clubs_pb2.InviteToTableResponse]
     """Invite a friend or fellow club member to a table the caller sits at;
     the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
@@ -218,6 +232,20 @@ class ClubServiceAsyncStub(ClubServiceStub):
     """Admins (and the author) remove a message; it stays as "deleted"."""
     MuteMember: _aio.UnaryUnaryMultiCallable[_clubs_pb2.MuteMemberRequest, _clubs_pb2.MuteMemberResponse]  # type: ignore[assignment]
     """Admins silence a member in the chat for some seconds (0: lift it)."""
+    SetClubEvening: _aio.UnaryUnaryMultiCallable[_clubs_pb2.SetClubEveningRequest, _clubs_pb2.SetClubEveningResponse]  # type: ignore[assignment]
+    """The owner or an admin sets the weekly club evening (weekday and time in
+    the club's time zone, the game and tournament shape); at that time a
+    series tournament of the tournament service opens with every member who
+    checked in, and 15 minutes before, every member's inbox gets a CLUB_EVENING.
+    """
+    CheckInClubEvening: _aio.UnaryUnaryMultiCallable[_clubs_pb2.CheckInClubEveningRequest, _clubs_pb2.CheckInClubEveningResponse]  # type: ignore[assignment]
+    """A member checks in for the next club evening."""
+    GetClubSeason: _aio.UnaryUnaryMultiCallable[_clubs_pb2.GetClubSeasonRequest, _clubs_pb2.GetClubSeasonResponse]  # type: ignore[assignment]
+    """A season's standing over its club evenings (recomputed from the evenings'
+    tournament standings: at an evening of n players, place p earns n - p + 1).
+    """
+    CloseClubSeason: _aio.UnaryUnaryMultiCallable[_clubs_pb2.CloseClubSeasonRequest, _clubs_pb2.CloseClubSeasonResponse]  # type: ignore[assignment]
+    """The owner or an admin closes the season: its final table is kept, the next begins."""
     InviteToTable: _aio.UnaryUnaryMultiCallable[_clubs_pb2.InviteToTableRequest, _clubs_pb2.InviteToTableResponse]  # type: ignore[assignment]
     """Invite a friend or fellow club member to a table the caller sits at;
     the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
@@ -459,6 +487,44 @@ class ClubServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_clubs_pb2.MuteMemberResponse, _abc.Awaitable[_clubs_pb2.MuteMemberResponse]]:
         """Admins silence a member in the chat for some seconds (0: lift it)."""
+
+    @_abc_1.abstractmethod
+    def SetClubEvening(
+        self,
+        request: _clubs_pb2.SetClubEveningRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.SetClubEveningResponse, _abc.Awaitable[_clubs_pb2.SetClubEveningResponse]]:
+        """The owner or an admin sets the weekly club evening (weekday and time in
+        the club's time zone, the game and tournament shape); at that time a
+        series tournament of the tournament service opens with every member who
+        checked in, and 15 minutes before, every member's inbox gets a CLUB_EVENING.
+        """
+
+    @_abc_1.abstractmethod
+    def CheckInClubEvening(
+        self,
+        request: _clubs_pb2.CheckInClubEveningRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.CheckInClubEveningResponse, _abc.Awaitable[_clubs_pb2.CheckInClubEveningResponse]]:
+        """A member checks in for the next club evening."""
+
+    @_abc_1.abstractmethod
+    def GetClubSeason(
+        self,
+        request: _clubs_pb2.GetClubSeasonRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.GetClubSeasonResponse, _abc.Awaitable[_clubs_pb2.GetClubSeasonResponse]]:
+        """A season's standing over its club evenings (recomputed from the evenings'
+        tournament standings: at an evening of n players, place p earns n - p + 1).
+        """
+
+    @_abc_1.abstractmethod
+    def CloseClubSeason(
+        self,
+        request: _clubs_pb2.CloseClubSeasonRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.CloseClubSeasonResponse, _abc.Awaitable[_clubs_pb2.CloseClubSeasonResponse]]:
+        """The owner or an admin closes the season: its final table is kept, the next begins."""
 
     @_abc_1.abstractmethod
     def InviteToTable(
