@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Iterator, Mapping
 
 import grpc
 import pytest
 
+from shared.api.stammtisch.v1 import accounts_pb2
 from shared.api.stammtisch.v1 import clubs_pb2 as K
 from shared.config import Settings
 from shared.sdk.client import Endpoints, StammtischClient
@@ -202,3 +204,26 @@ async def test_the_inbox_is_live_and_pushes_with_retries(players: list[Stammtisc
     assert kinds == [K.NOTIFICATION_KIND_CLUB_INVITATION, K.NOTIFICATION_KIND_FRIEND_ACCEPTED]
     assert await refused(bruno, "RegisterPushToken", platform=K.PUSH_PLATFORM_FCM, token="short",
                          app_id="x") == Code.INVALID_ARGUMENT
+
+
+async def test_my_friends_clubs_inbox_and_tokens_are_exported_and_deleted(
+        players: list[StammtischClient]) -> None:
+    anna, bruno, _ = players
+    club = (await rpc(anna, "CreateClub", name="Skatrunde", join_policy=K.CLUB_JOIN_POLICY_PUBLIC)).club
+    await rpc(bruno, "JoinClub", club_id=club.club_id)
+    await rpc(anna, "RequestFriend", player_id=bruno.player_id)
+    await rpc(bruno, "AnswerFriendRequest", player_id=anna.player_id, accept=True)
+    await rpc(anna, "RegisterPushToken", platform=K.PUSH_PLATFORM_FCM, token="anna-secret-token",
+              app_id="de.example.stammtisch")
+    reply = await anna.accounts.ExportMyData(accounts_pb2.ExportMyDataRequest(), metadata=anna.auth)
+    data = json.loads(reply.data_json)["clubs"]
+    assert [(r["player_id"], r["state"]) for r in data["relations"]] == [(bruno.player_id, "friend")]
+    assert [(c["club_id"], c["role"]) for c in data["clubs"]] == [(club.club_id, K.CLUB_ROLE_OWNER)]
+    assert [n["kind"] for n in data["inbox"]] == [K.NOTIFICATION_KIND_FRIEND_ACCEPTED]
+    assert [d["app_id"] for d in data["push_devices"]] == ["de.example.stammtisch"]
+    assert "anna-secret-token" not in reply.data_json
+
+    await anna.accounts.DeleteMyAccount(accounts_pb2.DeleteMyAccountRequest(confirm=True), metadata=anna.auth)
+    assert await friends_of(bruno) == {}
+    handed = (await rpc(bruno, "GetClub", club_id=club.club_id)).club
+    assert (handed.owner_id, handed.my_role, handed.member_count) == (bruno.player_id, K.CLUB_ROLE_OWNER, 1)
