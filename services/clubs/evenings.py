@@ -10,6 +10,7 @@ closed season's final table is kept as it was.
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 import uuid
@@ -24,6 +25,7 @@ import orjson
 from services.clubs.clubs import Club, Clubs
 from services.clubs.inbox import Inbox
 from services.clubs.keys import Keys
+from services.lobby.catalog import MAX_TURN_SECONDS
 from services.lobby.players import PlayerNames
 from services.tournament import convert
 from services.tournament.model import Tournament
@@ -76,8 +78,8 @@ def evening_of(message: clubs_pb2.ClubEvening) -> Evening:
     for name, value in (("rounds", message.rounds), ("games_per_round", message.games_per_round)):
         if not 0 <= value <= MAX_ROUNDS:
             raise BadInput(f"{name} must be 0 (one) to {MAX_ROUNDS}")
-    if message.turn_seconds < 0:
-        raise BadInput("turn_seconds must be 0 (the server's default) or more")
+    if not 0 <= message.turn_seconds <= MAX_TURN_SECONDS:
+        raise BadInput(f"turn_seconds must be 0 (the server's default) to {MAX_TURN_SECONDS}")
     return Evening(message.weekday, message.minute, game, size, message.rounds or 1,
                    message.games_per_round or 1, message.turn_seconds)
 
@@ -162,7 +164,7 @@ class ClubEvenings:
             club = await self.clubs.get(club_id)
         except Exception:  # noqa: BLE001 (deleted meanwhile)
             return
-        minutes = max(0, round((at - time.time()) / 60))
+        minutes = max(0, math.ceil((at - time.time()) / 60))
         for member in await self.clubs.members(club_id):
             await self.inbox.add(member.player_id, clubs_pb2.NOTIFICATION_KIND_CLUB_EVENING,
                                  f"The evening of {club.name} starts in {minutes} minutes: check in",

@@ -241,7 +241,8 @@ class Outbox:
                 continue
             body = {"platform": device["platform"], "token": device["token"], "app_id": device["app_id"],
                     "notification_id": job.notification_id, "kind": job.kind, "text": job.text,
-                    "collapse_key": job.collapse_key, "badge": badge, "data": job.data}
+                    "collapse_key": job.collapse_key, "badge": badge, "data": job.data,
+                    "created_at": job.created_at}
             status = await self.gateway.post(body, f"{job.notification_id}:{device_id}")
             if 200 <= status < 300:
                 job.done.append(device_id)

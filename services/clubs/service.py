@@ -1,4 +1,4 @@
-"""Clubs and friends: the ClubService over gRPC and the push outbox's deliverer.
+"""Clubs and friends: the ClubsService over gRPC and the push outbox's deliverer.
 
 Any number of replicas: every state is in Redis, and each replica's deliverer claims due
 push jobs with a lease, so a killed replica's jobs go out from another.
@@ -30,7 +30,7 @@ class ClubsService(Service):
     """Friends, clubs, invitations, the inbox and push delivery."""
 
     name = "clubs"
-    full_name = "stammtisch.v1.ClubService"
+    full_name = "stammtisch.v1.ClubsService"
 
     def __init__(self, runtime: Runtime) -> None:
         super().__init__(runtime)
@@ -50,7 +50,7 @@ class ClubsService(Service):
                                      Limits(keys), names, Lobby(runtime), self.turns, self.evenings)
 
     def register(self, server: grpc.aio.Server) -> None:
-        clubs_pb2_grpc.add_ClubServiceServicer_to_server(self.servicer, server)
+        clubs_pb2_grpc.add_ClubsServiceServicer_to_server(self.servicer, server)
 
     async def start(self) -> None:
         """Follow the tables' news for reminders, send them, and deliver push jobs (when a

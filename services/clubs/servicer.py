@@ -1,4 +1,4 @@
-"""The ClubService servicer: checks each request, then changes friends, clubs, chat or the inbox.
+"""The ClubsService servicer: checks each request, then changes friends, clubs, chat or the inbox.
 
 Every call acts as the token's player. Permissions follow the roles: members post and invite
 (in a public club), admins also mute, delete lines and kick members, the owner everything.
@@ -7,6 +7,7 @@ Every call acts as the token's player. Permissions follow the roles: members pos
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -62,7 +63,7 @@ def check_zone(zone: str) -> str:
         if len(zone) > 64:
             raise ValueError(zone)
         ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise invalid("time_zone must be an IANA time zone such as Europe/Berlin") from exc
     return zone
 
@@ -79,7 +80,7 @@ def _ts(message: object, field: str, seconds: float) -> None:
     getattr(message, field).FromNanoseconds(int(seconds * 1e9))
 
 
-class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
+class ClubServicer(clubs_pb2_grpc.ClubsServiceServicer):
     """Friends, clubs, chat, invitations, inbox and push tokens."""
 
     def __init__(self, friends: Friends, clubs: Clubs, chat: Chat, inbox: Inbox, devices: Devices,
@@ -550,6 +551,8 @@ class ClubServicer(clubs_pb2_grpc.ClubServiceServicer):
                 before = float(request.page_token)
             except ValueError as exc:
                 raise invalid("page_token is not one this call gave") from exc
+            if not math.isfinite(before):
+                raise invalid("page_token is not one this call gave")
         notes, more = await self.inbox.page(me, size, before, request.unread_only)
         return K.ListInboxResponse(notifications=[note_proto(note, read) for note, read in notes],
                                    unread_count=await self.inbox.unread_count(me),

@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Any
 
+from services.host import clubs_cli
 from shared.config import SERVICE_NAMES
 from shared.games.catalog import CATALOGUE
 
@@ -117,6 +118,17 @@ def _play(args: argparse.Namespace) -> int:
 
         return tournament_cli.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
                                                       args.name, args.device))
+    if args.private or args.code:
+        from shared.sdk import clubs_cli
+
+        if not args.device:
+            sys.exit("stammtisch play --private/--code: give --device (invitations know your player)")
+        game = args.game or ""
+        return clubs_cli.run(clubs_cli.play_private(
+            _endpoints(args), game, args.seats or (CATALOGUE[game].default_seats if game else 0),  # type: ignore[arg-type]
+            args.turn_seconds, args.invite, args.code or "", args.name, args.device))
+    if not args.game:
+        sys.exit("stammtisch play: name a game (or --code CODE)")
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
                            _endpoints(args), args.turn_seconds, args.device,  # type: ignore[arg-type]
@@ -173,6 +185,10 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _loadtest(args: argparse.Namespace) -> int:
+    if args.clubs:
+        from services.tools.perf.clubs_load import main as clubs_main
+
+        return clubs_main(args.players)
     if args.tournament:
         from services.tools.perf.tournament_load import main as tournament_main
 
@@ -227,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"{name}: {', '.join(option.name for option in game.options)}"
         for name, game in CATALOGUE.items() if game.options) + ")")
     play = sub.add_parser("play", help="play a game in the terminal (bots fill the other seats)")
-    play.add_argument("game", choices=games)
+    play.add_argument("game", choices=games, nargs="?")
     play.add_argument("--name", default="you")
     play.add_argument("--seats", type=int, help=f"table size (default: {seat_defaults})")
     play.add_argument("--bots", default="heuristic", choices=("heuristic", "random"))
@@ -236,6 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
                       help=option_help)
     play.add_argument("--tournament", help="register for this tournament and play your seats in it")
+    play.add_argument("--private", action="store_true",
+                      help="a private table: prints its code; no bots, others come by --invite or code")
+    play.add_argument("--invite", action="append", default=[], metavar="PLAYER_ID",
+                      help="with --private: invite a friend or club member (a seat held for them)")
+    play.add_argument("--code", help="sit down at a private table by its code")
     play.add_argument("--host", default="127.0.0.1")
     play.add_argument("--device", help=DEVICE_HELP)
     play.set_defaults(func=_play)
@@ -311,7 +332,11 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
     load.add_argument("--tournament", action="store_true",
                       help="bot entrants play a series and a knockout (the tournament load's plans)")
-    load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
+    load.add_argument("--players", type=int, default=200,
+                      help="with --tournament: entrants; with --clubs: players")
+    load.add_argument("--clubs", action="store_true",
+                      help="players befriend, found and join clubs, chat and invite; prints requests/s, "
+                           "notifications/s and the push outbox latency")
     load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
     load.add_argument("--unary", action="store_true",
                       help="bots act by unary Act calls next to Subscribe, not over Play streams")
@@ -347,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--page-size", type=int, default=20)
     history.add_argument("--host", default="127.0.0.1")
     history.set_defaults(func=_history)
+    clubs_cli.add_commands(sub, DEVICE_HELP)
     return parser
 
 

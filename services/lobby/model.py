@@ -97,7 +97,7 @@ class LobbyTable:
     tournament_id: str = ""
     #: A private table (services/clubs): not listed, and only its guests sit down.
     private: bool = False
-    #: A private table's join code (ClubService.JoinTableByCode).
+    #: A private table's join code (ClubsService.JoinTableByCode).
     code: str = ""
     #: Who may sit at a private table: its creator, the invited, those who gave its code.
     guests: list[str] = field(default_factory=list)

@@ -237,7 +237,7 @@ class TablePlay:
         head = await self.store.head(table_id)
         self._check_game(head)
         OPEN_STREAMS.labels(self.service).inc()
-        await self.watchers.opened(table_id, who.player_id)
+        self.watchers.opened(table_id, who.player_id)
         # aclosing: when this stream is closed (its client gone), the feed closes at once too
         # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
         # Catching up, this stream's update of each commit is made while the page's one engine

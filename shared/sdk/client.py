@@ -281,7 +281,7 @@ class StammtischClient:
         self.tournaments = tournament_pb2_grpc.TournamentServiceStub(self._channels["tournament"])
         self.accounts = accounts_pb2_grpc.AccountServiceStub(self._channels["lobby"])
         self.history = history_pb2_grpc.HistoryServiceStub(self._channels["lobby"])
-        self.clubs = clubs_pb2_grpc.ClubServiceStub(self._channels["clubs"])
+        self.clubs = clubs_pb2_grpc.ClubsServiceStub(self._channels["clubs"])
         self.token = ""
         self.refresh_token = ""
         self.player_id = ""

@@ -1,4 +1,4 @@
-"""Friends, clubs, private tables and the inbox through the real API (ClubService and the lobby).
+"""Friends, clubs, private tables and the inbox through the real API (ClubsService and the lobby).
 
 Thin helpers over the stubs on :class:`StammtischClient` (``client.clubs``), for apps, bots, the
 terminal client and load tests; every call acts as the logged-in player.
@@ -16,7 +16,7 @@ PLATFORMS = {"apns": clubs_pb2.PUSH_PLATFORM_APNS, "fcm": clubs_pb2.PUSH_PLATFOR
 
 
 async def call(client: StammtischClient, method: str, **fields: Any) -> Any:
-    """Call a ClubService method, the request built from ``fields`` (``call(c, "JoinClub", code=...)``)."""
+    """Call a ClubsService method, the request built from ``fields`` (``call(c, "JoinClub", code=...)``)."""
     request = getattr(clubs_pb2, f"{method}Request")(**fields)
     return await getattr(client.clubs, method)(request, metadata=client.auth)
 

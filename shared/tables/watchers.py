@@ -13,6 +13,8 @@ import asyncio
 import time
 import uuid
 from collections import Counter
+from collections.abc import Coroutine
+from typing import Any
 
 from shared.infra.runtime import Runtime
 from shared.infra.tasks import poll_forever
@@ -31,16 +33,17 @@ class Watchers:
         self.runtime = runtime
         self.process = uuid.uuid4().hex[:12]
         self._open: Counter[tuple[str, str]] = Counter()
-        self._removals: set[asyncio.Task[object]] = set()
+        self._writes: set[asyncio.Task[object]] = set()
 
     def key(self, table_id: str) -> str:
         """The table's watchers hash (in the table's slot)."""
         return self.runtime.table_key(table_id, "watchers")
 
-    async def opened(self, table_id: str, player_id: str) -> None:
-        """A stream of the player to the table opened."""
+    def opened(self, table_id: str, player_id: str) -> None:
+        """A stream of the player to the table opened (written at once, in the background: the
+        stream does not wait for it, and a stream cancelled at once is still counted right)."""
         self._open[(table_id, player_id)] += 1
-        await self._write([(table_id, player_id)])
+        self._background(self._write([(table_id, player_id)]))
 
     def closed(self, table_id: str, player_id: str) -> None:
         """One of the player's streams to the table closed. Not awaited: a stream closes while
@@ -49,10 +52,17 @@ class Watchers:
         self._open[pair] -= 1
         if self._open[pair] <= 0:
             del self._open[pair]
-            task: asyncio.Task[object] = asyncio.create_task(
-                self.runtime.redis.hdel(self.key(table_id), f"{player_id}|{self.process}"))
-            self._removals.add(task)
-            task.add_done_callback(self._removals.discard)
+            self._background(self.runtime.redis.hdel(self.key(table_id), f"{player_id}|{self.process}"))
+
+    def _background(self, work: Coroutine[Any, Any, object]) -> None:
+        task: asyncio.Task[object] = asyncio.create_task(work)
+        self._writes.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[object]) -> None:
+        self._writes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("watchers_write_failed", error=repr(task.exception()))
 
     async def _write(self, pairs: list[tuple[str, str]]) -> None:
         until = time.time() + TTL_SECONDS

@@ -1,4 +1,4 @@
-"""Calls of the ClubService for tests: ``rpc(client, "JoinClub", code=...)`` and the status of a
+"""Calls of the ClubsService for tests: ``rpc(client, "JoinClub", code=...)`` and the status of a
 refused call. Not a test module."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from shared.sdk.client import StammtischClient
 
 
 async def rpc(client: StammtischClient, method: str, **fields: Any) -> Any:
-    """Call a ClubService method as the client, the request built from ``fields``."""
+    """Call a ClubsService method as the client, the request built from ``fields``."""
     request = getattr(clubs_pb2, f"{method}Request")(**fields)
     return await getattr(client.clubs, method)(request, metadata=client.auth)
 

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from services.tools.perf.push_gateway import Gateway, push_gateway
 from shared.api.stammtisch.v1 import clubs_pb2 as K
 from shared.config import Settings
 from shared.sdk import tournament as tournament_sdk
@@ -23,7 +24,6 @@ from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.clubs import befriend, create_private_table, watch_inbox
 from tests.services.clubs.test_private_tables import act_once, until_turn_of
 from tests.support.clubs import rpc, until
-from tests.support.push_gateway import Gateway, push_gateway
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ZONE = "Europe/Berlin"

@@ -11,12 +11,12 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 import grpc
 import pytest
 
+from services.tools.perf.push_gateway import Gateway, push_gateway
 from shared.api.stammtisch.v1 import accounts_pb2
 from shared.api.stammtisch.v1 import clubs_pb2 as K
 from shared.config import Settings
 from shared.sdk.client import Endpoints, StammtischClient
 from tests.support.clubs import refused, rpc, until
-from tests.support.push_gateway import Gateway, push_gateway
 
 pytestmark = pytest.mark.integration
 Code = grpc.StatusCode

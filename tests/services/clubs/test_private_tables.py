@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 import grpc
 import pytest
 
+from services.tools.perf.push_gateway import Gateway, push_gateway
 from shared.api.stammtisch.v1 import clubs_pb2 as K
 from shared.api.stammtisch.v1 import lobby_pb2
 from shared.config import Settings
@@ -19,7 +20,6 @@ from shared.games.registry import bot_levels
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.clubs import befriend, create_private_table, join_by_code
 from tests.support.clubs import refused, rpc, until
-from tests.support.push_gateway import Gateway, push_gateway
 
 pytestmark = pytest.mark.integration
 GAME = "willi"

@@ -25,7 +25,7 @@ if _version_not_supported:
     )
 
 
-class ClubServiceStub:
+class ClubsServiceStub:
     """The regulars' table: friends with presence, clubs (Stammtische) with roles
     and a chat, invitations to tables, and every player's inbox with push
     delivery to closed phones. Every call acts as the token's player.
@@ -45,193 +45,193 @@ class ClubServiceStub:
             channel: A grpc.Channel.
         """
         self.RequestFriend = channel.unary_unary(
-                '/stammtisch.v1.ClubService/RequestFriend',
+                '/stammtisch.v1.ClubsService/RequestFriend',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.RequestFriendRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.RequestFriendResponse.FromString,
                 _registered_method=True)
         self.AnswerFriendRequest = channel.unary_unary(
-                '/stammtisch.v1.ClubService/AnswerFriendRequest',
+                '/stammtisch.v1.ClubsService/AnswerFriendRequest',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerFriendRequestRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerFriendRequestResponse.FromString,
                 _registered_method=True)
         self.RemoveFriend = channel.unary_unary(
-                '/stammtisch.v1.ClubService/RemoveFriend',
+                '/stammtisch.v1.ClubsService/RemoveFriend',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.RemoveFriendRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.RemoveFriendResponse.FromString,
                 _registered_method=True)
         self.BlockPlayer = channel.unary_unary(
-                '/stammtisch.v1.ClubService/BlockPlayer',
+                '/stammtisch.v1.ClubsService/BlockPlayer',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.BlockPlayerRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.BlockPlayerResponse.FromString,
                 _registered_method=True)
         self.UnblockPlayer = channel.unary_unary(
-                '/stammtisch.v1.ClubService/UnblockPlayer',
+                '/stammtisch.v1.ClubsService/UnblockPlayer',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.UnblockPlayerRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.UnblockPlayerResponse.FromString,
                 _registered_method=True)
         self.ListFriends = channel.unary_unary(
-                '/stammtisch.v1.ClubService/ListFriends',
+                '/stammtisch.v1.ClubsService/ListFriends',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListFriendsRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListFriendsResponse.FromString,
                 _registered_method=True)
         self.SetPresence = channel.unary_unary(
-                '/stammtisch.v1.ClubService/SetPresence',
+                '/stammtisch.v1.ClubsService/SetPresence',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.SetPresenceRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.SetPresenceResponse.FromString,
                 _registered_method=True)
         self.CreateClub = channel.unary_unary(
-                '/stammtisch.v1.ClubService/CreateClub',
+                '/stammtisch.v1.ClubsService/CreateClub',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.CreateClubRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CreateClubResponse.FromString,
                 _registered_method=True)
         self.GetClub = channel.unary_unary(
-                '/stammtisch.v1.ClubService/GetClub',
+                '/stammtisch.v1.ClubsService/GetClub',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubResponse.FromString,
                 _registered_method=True)
         self.ListMyClubs = channel.unary_unary(
-                '/stammtisch.v1.ClubService/ListMyClubs',
+                '/stammtisch.v1.ClubsService/ListMyClubs',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListMyClubsRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListMyClubsResponse.FromString,
                 _registered_method=True)
         self.JoinClub = channel.unary_unary(
-                '/stammtisch.v1.ClubService/JoinClub',
+                '/stammtisch.v1.ClubsService/JoinClub',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.JoinClubRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.JoinClubResponse.FromString,
                 _registered_method=True)
         self.InviteToClub = channel.unary_unary(
-                '/stammtisch.v1.ClubService/InviteToClub',
+                '/stammtisch.v1.ClubsService/InviteToClub',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToClubRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToClubResponse.FromString,
                 _registered_method=True)
         self.LeaveClub = channel.unary_unary(
-                '/stammtisch.v1.ClubService/LeaveClub',
+                '/stammtisch.v1.ClubsService/LeaveClub',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.LeaveClubRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.LeaveClubResponse.FromString,
                 _registered_method=True)
         self.ListClubMembers = channel.unary_unary(
-                '/stammtisch.v1.ClubService/ListClubMembers',
+                '/stammtisch.v1.ClubsService/ListClubMembers',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubMembersRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubMembersResponse.FromString,
                 _registered_method=True)
         self.SetClubRole = channel.unary_unary(
-                '/stammtisch.v1.ClubService/SetClubRole',
+                '/stammtisch.v1.ClubsService/SetClubRole',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubRoleRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubRoleResponse.FromString,
                 _registered_method=True)
         self.KickMember = channel.unary_unary(
-                '/stammtisch.v1.ClubService/KickMember',
+                '/stammtisch.v1.ClubsService/KickMember',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.KickMemberRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.KickMemberResponse.FromString,
                 _registered_method=True)
         self.UnbanMember = channel.unary_unary(
-                '/stammtisch.v1.ClubService/UnbanMember',
+                '/stammtisch.v1.ClubsService/UnbanMember',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.UnbanMemberRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.UnbanMemberResponse.FromString,
                 _registered_method=True)
         self.DeleteClub = channel.unary_unary(
-                '/stammtisch.v1.ClubService/DeleteClub',
+                '/stammtisch.v1.ClubsService/DeleteClub',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.DeleteClubRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.DeleteClubResponse.FromString,
                 _registered_method=True)
         self.SendClubMessage = channel.unary_unary(
-                '/stammtisch.v1.ClubService/SendClubMessage',
+                '/stammtisch.v1.ClubsService/SendClubMessage',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.SendClubMessageRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.SendClubMessageResponse.FromString,
                 _registered_method=True)
         self.ListClubMessages = channel.unary_unary(
-                '/stammtisch.v1.ClubService/ListClubMessages',
+                '/stammtisch.v1.ClubsService/ListClubMessages',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubMessagesRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubMessagesResponse.FromString,
                 _registered_method=True)
         self.DeleteClubMessage = channel.unary_unary(
-                '/stammtisch.v1.ClubService/DeleteClubMessage',
+                '/stammtisch.v1.ClubsService/DeleteClubMessage',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.DeleteClubMessageRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.DeleteClubMessageResponse.FromString,
                 _registered_method=True)
         self.MuteMember = channel.unary_unary(
-                '/stammtisch.v1.ClubService/MuteMember',
+                '/stammtisch.v1.ClubsService/MuteMember',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.MuteMemberRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.MuteMemberResponse.FromString,
                 _registered_method=True)
         self.SetClubEvening = channel.unary_unary(
-                '/stammtisch.v1.ClubService/SetClubEvening',
+                '/stammtisch.v1.ClubsService/SetClubEvening',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningResponse.FromString,
                 _registered_method=True)
         self.CheckInClubEvening = channel.unary_unary(
-                '/stammtisch.v1.ClubService/CheckInClubEvening',
+                '/stammtisch.v1.ClubsService/CheckInClubEvening',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningResponse.FromString,
                 _registered_method=True)
         self.GetClubSeason = channel.unary_unary(
-                '/stammtisch.v1.ClubService/GetClubSeason',
+                '/stammtisch.v1.ClubsService/GetClubSeason',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonResponse.FromString,
                 _registered_method=True)
         self.CloseClubSeason = channel.unary_unary(
-                '/stammtisch.v1.ClubService/CloseClubSeason',
+                '/stammtisch.v1.ClubsService/CloseClubSeason',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.FromString,
                 _registered_method=True)
         self.InviteToTable = channel.unary_unary(
-                '/stammtisch.v1.ClubService/InviteToTable',
+                '/stammtisch.v1.ClubsService/InviteToTable',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableResponse.FromString,
                 _registered_method=True)
         self.AnswerTableInvitation = channel.unary_unary(
-                '/stammtisch.v1.ClubService/AnswerTableInvitation',
+                '/stammtisch.v1.ClubsService/AnswerTableInvitation',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationResponse.FromString,
                 _registered_method=True)
         self.JoinTableByCode = channel.unary_unary(
-                '/stammtisch.v1.ClubService/JoinTableByCode',
+                '/stammtisch.v1.ClubsService/JoinTableByCode',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeResponse.FromString,
                 _registered_method=True)
         self.ListWaitingGames = channel.unary_unary(
-                '/stammtisch.v1.ClubService/ListWaitingGames',
+                '/stammtisch.v1.ClubsService/ListWaitingGames',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesResponse.FromString,
                 _registered_method=True)
         self.ListInbox = channel.unary_unary(
-                '/stammtisch.v1.ClubService/ListInbox',
+                '/stammtisch.v1.ClubsService/ListInbox',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListInboxRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListInboxResponse.FromString,
                 _registered_method=True)
         self.MarkRead = channel.unary_unary(
-                '/stammtisch.v1.ClubService/MarkRead',
+                '/stammtisch.v1.ClubsService/MarkRead',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.MarkReadRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.MarkReadResponse.FromString,
                 _registered_method=True)
         self.WatchInbox = channel.unary_stream(
-                '/stammtisch.v1.ClubService/WatchInbox',
+                '/stammtisch.v1.ClubsService/WatchInbox',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.WatchInboxRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.WatchInboxResponse.FromString,
                 _registered_method=True)
         self.RegisterPushToken = channel.unary_unary(
-                '/stammtisch.v1.ClubService/RegisterPushToken',
+                '/stammtisch.v1.ClubsService/RegisterPushToken',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.RegisterPushTokenRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.RegisterPushTokenResponse.FromString,
                 _registered_method=True)
         self.UnregisterPushToken = channel.unary_unary(
-                '/stammtisch.v1.ClubService/UnregisterPushToken',
+                '/stammtisch.v1.ClubsService/UnregisterPushToken',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.UnregisterPushTokenRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.UnregisterPushTokenResponse.FromString,
                 _registered_method=True)
         self.GetNotificationPreferences = channel.unary_unary(
-                '/stammtisch.v1.ClubService/GetNotificationPreferences',
+                '/stammtisch.v1.ClubsService/GetNotificationPreferences',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.GetNotificationPreferencesRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.GetNotificationPreferencesResponse.FromString,
                 _registered_method=True)
         self.SetNotificationPreferences = channel.unary_unary(
-                '/stammtisch.v1.ClubService/SetNotificationPreferences',
+                '/stammtisch.v1.ClubsService/SetNotificationPreferences',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.SetNotificationPreferencesRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.SetNotificationPreferencesResponse.FromString,
                 _registered_method=True)
 
 
-class ClubServiceServicer:
+class ClubsServiceServicer:
     """The regulars' table: friends with presence, clubs (Stammtische) with roles
     and a chat, invitations to tables, and every player's inbox with push
     delivery to closed phones. Every call acts as the token's player.
@@ -523,7 +523,7 @@ class ClubServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
 
-def add_ClubServiceServicer_to_server(servicer, server):
+def add_ClubsServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'RequestFriend': grpc.unary_unary_rpc_method_handler(
                     servicer.RequestFriend,
@@ -712,13 +712,13 @@ def add_ClubServiceServicer_to_server(servicer, server):
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'stammtisch.v1.ClubService', rpc_method_handlers)
+            'stammtisch.v1.ClubsService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('stammtisch.v1.ClubService', rpc_method_handlers)
+    server.add_registered_method_handlers('stammtisch.v1.ClubsService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
-class ClubService:
+class ClubsService:
     """The regulars' table: friends with presence, clubs (Stammtische) with roles
     and a chat, invitations to tables, and every player's inbox with push
     delivery to closed phones. Every call acts as the token's player.
@@ -745,7 +745,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/RequestFriend',
+            '/stammtisch.v1.ClubsService/RequestFriend',
             stammtisch_dot_v1_dot_clubs__pb2.RequestFriendRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.RequestFriendResponse.FromString,
             options,
@@ -772,7 +772,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/AnswerFriendRequest',
+            '/stammtisch.v1.ClubsService/AnswerFriendRequest',
             stammtisch_dot_v1_dot_clubs__pb2.AnswerFriendRequestRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.AnswerFriendRequestResponse.FromString,
             options,
@@ -799,7 +799,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/RemoveFriend',
+            '/stammtisch.v1.ClubsService/RemoveFriend',
             stammtisch_dot_v1_dot_clubs__pb2.RemoveFriendRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.RemoveFriendResponse.FromString,
             options,
@@ -826,7 +826,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/BlockPlayer',
+            '/stammtisch.v1.ClubsService/BlockPlayer',
             stammtisch_dot_v1_dot_clubs__pb2.BlockPlayerRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.BlockPlayerResponse.FromString,
             options,
@@ -853,7 +853,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/UnblockPlayer',
+            '/stammtisch.v1.ClubsService/UnblockPlayer',
             stammtisch_dot_v1_dot_clubs__pb2.UnblockPlayerRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.UnblockPlayerResponse.FromString,
             options,
@@ -880,7 +880,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/ListFriends',
+            '/stammtisch.v1.ClubsService/ListFriends',
             stammtisch_dot_v1_dot_clubs__pb2.ListFriendsRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.ListFriendsResponse.FromString,
             options,
@@ -907,7 +907,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/SetPresence',
+            '/stammtisch.v1.ClubsService/SetPresence',
             stammtisch_dot_v1_dot_clubs__pb2.SetPresenceRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.SetPresenceResponse.FromString,
             options,
@@ -934,7 +934,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/CreateClub',
+            '/stammtisch.v1.ClubsService/CreateClub',
             stammtisch_dot_v1_dot_clubs__pb2.CreateClubRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.CreateClubResponse.FromString,
             options,
@@ -961,7 +961,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/GetClub',
+            '/stammtisch.v1.ClubsService/GetClub',
             stammtisch_dot_v1_dot_clubs__pb2.GetClubRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.GetClubResponse.FromString,
             options,
@@ -988,7 +988,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/ListMyClubs',
+            '/stammtisch.v1.ClubsService/ListMyClubs',
             stammtisch_dot_v1_dot_clubs__pb2.ListMyClubsRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.ListMyClubsResponse.FromString,
             options,
@@ -1015,7 +1015,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/JoinClub',
+            '/stammtisch.v1.ClubsService/JoinClub',
             stammtisch_dot_v1_dot_clubs__pb2.JoinClubRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.JoinClubResponse.FromString,
             options,
@@ -1042,7 +1042,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/InviteToClub',
+            '/stammtisch.v1.ClubsService/InviteToClub',
             stammtisch_dot_v1_dot_clubs__pb2.InviteToClubRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.InviteToClubResponse.FromString,
             options,
@@ -1069,7 +1069,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/LeaveClub',
+            '/stammtisch.v1.ClubsService/LeaveClub',
             stammtisch_dot_v1_dot_clubs__pb2.LeaveClubRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.LeaveClubResponse.FromString,
             options,
@@ -1096,7 +1096,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/ListClubMembers',
+            '/stammtisch.v1.ClubsService/ListClubMembers',
             stammtisch_dot_v1_dot_clubs__pb2.ListClubMembersRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.ListClubMembersResponse.FromString,
             options,
@@ -1123,7 +1123,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/SetClubRole',
+            '/stammtisch.v1.ClubsService/SetClubRole',
             stammtisch_dot_v1_dot_clubs__pb2.SetClubRoleRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.SetClubRoleResponse.FromString,
             options,
@@ -1150,7 +1150,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/KickMember',
+            '/stammtisch.v1.ClubsService/KickMember',
             stammtisch_dot_v1_dot_clubs__pb2.KickMemberRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.KickMemberResponse.FromString,
             options,
@@ -1177,7 +1177,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/UnbanMember',
+            '/stammtisch.v1.ClubsService/UnbanMember',
             stammtisch_dot_v1_dot_clubs__pb2.UnbanMemberRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.UnbanMemberResponse.FromString,
             options,
@@ -1204,7 +1204,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/DeleteClub',
+            '/stammtisch.v1.ClubsService/DeleteClub',
             stammtisch_dot_v1_dot_clubs__pb2.DeleteClubRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.DeleteClubResponse.FromString,
             options,
@@ -1231,7 +1231,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/SendClubMessage',
+            '/stammtisch.v1.ClubsService/SendClubMessage',
             stammtisch_dot_v1_dot_clubs__pb2.SendClubMessageRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.SendClubMessageResponse.FromString,
             options,
@@ -1258,7 +1258,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/ListClubMessages',
+            '/stammtisch.v1.ClubsService/ListClubMessages',
             stammtisch_dot_v1_dot_clubs__pb2.ListClubMessagesRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.ListClubMessagesResponse.FromString,
             options,
@@ -1285,7 +1285,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/DeleteClubMessage',
+            '/stammtisch.v1.ClubsService/DeleteClubMessage',
             stammtisch_dot_v1_dot_clubs__pb2.DeleteClubMessageRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.DeleteClubMessageResponse.FromString,
             options,
@@ -1312,7 +1312,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/MuteMember',
+            '/stammtisch.v1.ClubsService/MuteMember',
             stammtisch_dot_v1_dot_clubs__pb2.MuteMemberRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.MuteMemberResponse.FromString,
             options,
@@ -1339,7 +1339,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/SetClubEvening',
+            '/stammtisch.v1.ClubsService/SetClubEvening',
             stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.SetClubEveningResponse.FromString,
             options,
@@ -1366,7 +1366,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/CheckInClubEvening',
+            '/stammtisch.v1.ClubsService/CheckInClubEvening',
             stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.CheckInClubEveningResponse.FromString,
             options,
@@ -1393,7 +1393,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/GetClubSeason',
+            '/stammtisch.v1.ClubsService/GetClubSeason',
             stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.GetClubSeasonResponse.FromString,
             options,
@@ -1420,7 +1420,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/CloseClubSeason',
+            '/stammtisch.v1.ClubsService/CloseClubSeason',
             stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.FromString,
             options,
@@ -1447,7 +1447,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/InviteToTable',
+            '/stammtisch.v1.ClubsService/InviteToTable',
             stammtisch_dot_v1_dot_clubs__pb2.InviteToTableRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.InviteToTableResponse.FromString,
             options,
@@ -1474,7 +1474,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/AnswerTableInvitation',
+            '/stammtisch.v1.ClubsService/AnswerTableInvitation',
             stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.AnswerTableInvitationResponse.FromString,
             options,
@@ -1501,7 +1501,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/JoinTableByCode',
+            '/stammtisch.v1.ClubsService/JoinTableByCode',
             stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.JoinTableByCodeResponse.FromString,
             options,
@@ -1528,7 +1528,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/ListWaitingGames',
+            '/stammtisch.v1.ClubsService/ListWaitingGames',
             stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.ListWaitingGamesResponse.FromString,
             options,
@@ -1555,7 +1555,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/ListInbox',
+            '/stammtisch.v1.ClubsService/ListInbox',
             stammtisch_dot_v1_dot_clubs__pb2.ListInboxRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.ListInboxResponse.FromString,
             options,
@@ -1582,7 +1582,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/MarkRead',
+            '/stammtisch.v1.ClubsService/MarkRead',
             stammtisch_dot_v1_dot_clubs__pb2.MarkReadRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.MarkReadResponse.FromString,
             options,
@@ -1609,7 +1609,7 @@ class ClubService:
         return grpc.experimental.unary_stream(
             request,
             target,
-            '/stammtisch.v1.ClubService/WatchInbox',
+            '/stammtisch.v1.ClubsService/WatchInbox',
             stammtisch_dot_v1_dot_clubs__pb2.WatchInboxRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.WatchInboxResponse.FromString,
             options,
@@ -1636,7 +1636,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/RegisterPushToken',
+            '/stammtisch.v1.ClubsService/RegisterPushToken',
             stammtisch_dot_v1_dot_clubs__pb2.RegisterPushTokenRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.RegisterPushTokenResponse.FromString,
             options,
@@ -1663,7 +1663,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/UnregisterPushToken',
+            '/stammtisch.v1.ClubsService/UnregisterPushToken',
             stammtisch_dot_v1_dot_clubs__pb2.UnregisterPushTokenRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.UnregisterPushTokenResponse.FromString,
             options,
@@ -1690,7 +1690,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/GetNotificationPreferences',
+            '/stammtisch.v1.ClubsService/GetNotificationPreferences',
             stammtisch_dot_v1_dot_clubs__pb2.GetNotificationPreferencesRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.GetNotificationPreferencesResponse.FromString,
             options,
@@ -1717,7 +1717,7 @@ class ClubService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/stammtisch.v1.ClubService/SetNotificationPreferences',
+            '/stammtisch.v1.ClubsService/SetNotificationPreferences',
             stammtisch_dot_v1_dot_clubs__pb2.SetNotificationPreferencesRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.SetNotificationPreferencesResponse.FromString,
             options,

@@ -26,7 +26,7 @@ class _ServicerContext(_grpc.ServicerContext, _aio.ServicerContext):  # type: ig
 GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
-class ClubServiceStub:
+class ClubsServiceStub:
     """The regulars' table: friends with presence, clubs (Stammtische) with roles
     and a chat, invitations to tables, and every player's inbox with push
     delivery to closed phones. Every call acts as the token's player.
@@ -42,7 +42,7 @@ class ClubServiceStub:
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
-    def __new__(cls, channel: _aio.Channel) -> ClubServiceAsyncStub: ...
+    def __new__(cls, channel: _aio.Channel) -> ClubsServiceAsyncStub: ...
     RequestFriend: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.RequestFriendRequest, _clubs_pb2.RequestFriendResponse]
     """Ask a player to be friends; when that player already asked the caller,
     they become friends at once. The other player's inbox gets a
@@ -155,7 +155,7 @@ class ClubServiceStub:
     SetNotificationPreferences: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.SetNotificationPreferencesRequest, _clubs_pb2.SetNotificationPreferencesResponse]
 
 @_typing.type_check_only
-class ClubServiceAsyncStub(ClubServiceStub):
+class ClubsServiceAsyncStub(ClubsServiceStub):
     """The regulars' table: friends with presence, clubs (Stammtische) with roles
     and a chat, invitations to tables, and every player's inbox with push
     delivery to closed phones. Every call acts as the token's player.
@@ -280,7 +280,7 @@ class ClubServiceAsyncStub(ClubServiceStub):
     """Which kinds reach the phone, and the quiet hours (the inbox keeps all)."""
     SetNotificationPreferences: _aio.UnaryUnaryMultiCallable[_clubs_pb2.SetNotificationPreferencesRequest, _clubs_pb2.SetNotificationPreferencesResponse]  # type: ignore[assignment]
 
-class ClubServiceServicer(metaclass=_abc_1.ABCMeta):
+class ClubsServiceServicer(metaclass=_abc_1.ABCMeta):
     """The regulars' table: friends with presence, clubs (Stammtische) with roles
     and a chat, invitations to tables, and every player's inbox with push
     delivery to closed phones. Every call acts as the token's player.
@@ -625,4 +625,4 @@ class ClubServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_clubs_pb2.SetNotificationPreferencesResponse, _abc.Awaitable[_clubs_pb2.SetNotificationPreferencesResponse]]: ...
 
-def add_ClubServiceServicer_to_server(servicer: ClubServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+def add_ClubsServiceServicer_to_server(servicer: ClubsServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -342,7 +342,7 @@ class Table(_message.Message):
     """
     private: _builtins.bool
     """A private table (CreateTableRequest.private): not in ListTables; only players invited or
-    holding its code (ClubService.JoinTableByCode) sit down.
+    holding its code (ClubsService.JoinTableByCode) sit down.
     """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions: ...
@@ -397,7 +397,7 @@ class CreateTableRequest(_message.Message):
     join: _builtins.bool
     """Take seat 0 at once."""
     private: _builtins.bool
-    """Not listed; players come by invitation (ClubService.InviteToTable) or its code."""
+    """Not listed; players come by invitation (ClubsService.InviteToTable) or its code."""
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions: ...
     def __init__(

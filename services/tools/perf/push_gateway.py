@@ -1,12 +1,12 @@
-"""A push gateway for tests: a real HTTP server on a free loopback port that records each POST.
-
-Not a test module. ``fail_next`` makes the next N requests answer 503, to see the outbox retry.
-"""
+"""A recording push gateway for tests and `stammtisch loadtest --clubs`: a real HTTP server on
+a free loopback port that keeps each POST (with its Idempotency-Key and when it arrived).
+``fail_next`` makes the next N requests answer 503, to see the outbox retry."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,7 +43,8 @@ def push_gateway() -> Iterator[Gateway]:
                 if failing:
                     gateway.fail_next -= 1
                 else:
-                    gateway.received.append({**body, "idempotency_key": self.headers["Idempotency-Key"]})
+                    gateway.received.append({**body, "idempotency_key": self.headers["Idempotency-Key"],
+                                             "received_at": time.time()})
             self.send_response(503 if failing else 200)
             self.send_header("Content-Length", "0")
             self.end_headers()
