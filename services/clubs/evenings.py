@@ -28,7 +28,7 @@ from services.clubs.keys import Keys
 from services.lobby.catalog import MAX_TURN_SECONDS
 from services.lobby.players import PlayerNames
 from services.tournament import convert
-from services.tournament.model import Tournament
+from services.tournament.model import Status, Tournament
 from services.tournament.store import TournamentStore
 from shared.api.stammtisch.v1 import clubs_pb2, common_pb2, tournament_pb2
 from shared.errors import BadInput
@@ -157,7 +157,41 @@ class ClubEvenings:
             if at <= now and await self.redis.set(opened, 1, nx=True, ex=int(WEEK.total_seconds())):
                 await self._open(club_id, at)
                 handled += 1
-        return handled
+        return handled + await self.tell_seatings()
+
+    async def tell_seatings(self) -> int:
+        """Each player seated in a round of an evening's tournament gets TOURNAMENT_SEATED once
+        (its table and seat); a finished tournament is no longer followed. How many were told."""
+        index = self.keys.global_("evening-tournaments")
+        told = 0
+        for raw_id, raw_seen in (await self.redis.hgetall(index)).items():
+            tournament_id, seen = raw_id.decode(), int(raw_seen)
+            entries = await self.tournaments.history(tournament_id, seen)
+            tournament = await self.tournaments.get(tournament_id)
+            for seq, change in entries:
+                if change["change"] == "seated":
+                    told += await self._seated(tournament, int(change["round"]))
+                seen = seq
+            if tournament.status in (Status.FINISHED, Status.CANCELLED) and not entries:
+                await self.redis.hdel(index, tournament_id)
+            else:
+                await self.redis.hset(index, tournament_id, seen)
+        return told
+
+    async def _seated(self, tournament: Tournament, round_no: int) -> int:
+        told = 0
+        for entrant in tournament.players:
+            seat = tournament.seat_of(entrant.player_id, round_no)
+            once = self.keys.global_("seated", tournament.tournament_id, str(round_no), entrant.player_id)
+            if seat is None or entrant.bot or not await self.redis.set(once, 1, nx=True, ex=7 * 86_400):
+                continue
+            where = f"round {round_no}: table {seat[0] + 1}, seat {seat[1]}"
+            await self.inbox.add(entrant.player_id, clubs_pb2.NOTIFICATION_KIND_TOURNAMENT_SEATED,
+                                 f"{tournament.settings.name}, {where}",
+                                 collapse_key=f"seated:{tournament.tournament_id}",
+                                 table_id=tournament.table_id(round_no, seat[0]))
+            told += 1
+        return told
 
     async def _notice(self, club_id: str, at: float) -> None:
         try:
@@ -195,6 +229,7 @@ class ClubEvenings:
         tournament.start(time.time())
         await self.tournaments.add(tournament)
         await self.redis.rpush(self.keys.club(club_id, f"season-{club.season}"), tournament.tournament_id)
+        await self.redis.hset(self.keys.global_("evening-tournaments"), tournament.tournament_id, 0)
         log.info("club_evening_opened", club_id=club_id, tournament_id=tournament.tournament_id,
                  players=len(players))
 

@@ -106,6 +106,11 @@ async def test_two_devices_a_club_a_private_table_and_a_club_evening(
             return bool((await rpc(anna, "GetClubSeason", club_id=club.club_id)).tournament_ids)
         await until(opened, 90)
         (tournament_id,) = (await rpc(anna, "GetClubSeason", club_id=club.club_id)).tournament_ids
+
+        async def seated() -> bool:
+            notes = (await rpc(bruno, "ListInbox")).notifications
+            return any(n.kind == K.NOTIFICATION_KIND_TOURNAMENT_SEATED for n in notes)
+        await until(seated, 20)
         await asyncio.wait_for(asyncio.gather(*(
             tournament_sdk.play_tournament(client, tournament_id, tournament_sdk.bot_player(EVENING_GAME, i))
             for i, client in enumerate((anna, bruno)))), 120)
