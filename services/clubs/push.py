@@ -163,8 +163,10 @@ class Gateway:
 class Outbox:
     """Queues push jobs with their notification; delivers them from any replica."""
 
-    def __init__(self, keys: Keys, devices: Devices, gateway_url: str) -> None:
+    def __init__(self, keys: Keys, devices: Devices, gateway_url: str,
+                 lease_seconds: float = LEASE_SECONDS) -> None:
         self.keys = keys
+        self.lease_seconds = lease_seconds
         self.redis = keys.runtime.redis
         self.devices = devices
         self.gateway = Gateway(gateway_url) if gateway_url else None
@@ -218,13 +220,18 @@ class Outbox:
         """Deliver the jobs due now; how many were handled."""
         handled = 0
         for shard in self.keys.runtime.shards.all():
-            now = time.time()
-            docs = await self._claim(keys=[self.keys.outbox(shard), self.keys.outbox_jobs(shard)],
-                                     args=[now, now + LEASE_SECONDS, CLAIM_BATCH])
-            jobs = [PushJob(**orjson.loads(doc)) for doc in docs if doc is not None]
+            jobs = await self.claim(shard)
             await asyncio.gather(*(self._deliver(shard, job) for job in jobs))
             handled += len(jobs)
         return handled
+
+    async def claim(self, shard: int) -> list[PushJob]:
+        """Take the due jobs of a shard for a lease: until it passes no other replica takes them
+        (and a replica that dies holding them leaves them to the others after it)."""
+        now = time.time()
+        docs = await self._claim(keys=[self.keys.outbox(shard), self.keys.outbox_jobs(shard)],
+                                 args=[now, now + self.lease_seconds, CLAIM_BATCH])
+        return [PushJob(**orjson.loads(doc)) for doc in docs if doc is not None]
 
     async def _deliver(self, shard: int, job: PushJob) -> None:
         if self.gateway is None:
