@@ -159,11 +159,31 @@ class Clubs:
         """The ids of the player's clubs."""
         return sorted(raw.decode() for raw in await self.redis.smembers(self.keys.player(player_id, "clubs")))
 
+    async def season_of(self, club_id: str) -> int:
+        """The club's current season; 0 for a club that is gone."""
+        try:
+            return (await self.get(club_id)).season
+        except NotFound:
+            return 0
+
+    async def add_table(self, club_id: str, table_id: str, at: float) -> None:
+        """List a members-only table of the club."""
+        await self.redis.zadd(self.keys.club(club_id, "tables"), {table_id: at})
+
+    async def tables(self, club_id: str) -> list[str]:
+        """The club's tables, newest first (closed ones included until dropped)."""
+        return [raw.decode() for raw in await self.redis.zrevrange(self.keys.club(club_id, "tables"), 0, 199)]
+
+    async def drop_table(self, club_id: str, table_id: str) -> None:
+        """Forget a closed table."""
+        await self.redis.zrem(self.keys.club(club_id, "tables"), table_id)
+
     async def delete(self, club: Club) -> None:
         """Delete the club: its keys, its code and every member's entry."""
         members = await self.members(club.club_id)
         await self.redis.delete(*(self.keys.club(club.club_id, what)
-                                  for what in ("doc", "members", "bans", "invited", "chat", "chat-seq")))
+                                  for what in ("doc", "members", "bans", "invited", "chat", "chat-seq",
+                                               "tables")))
         await self.redis.delete(self.keys.global_("code", club.code))
         for member in members:
             await self.redis.srem(self.keys.player(member.player_id, "clubs"), club.club_id)

@@ -25,6 +25,7 @@ import orjson
 from services.clubs.clubs import Club, Clubs
 from services.clubs.inbox import Inbox
 from services.clubs.keys import Keys
+from services.clubs.ratings import ClubRatings
 from services.lobby.catalog import MAX_TURN_SECONDS
 from services.lobby.players import PlayerNames
 from services.tournament import convert
@@ -87,9 +88,10 @@ def evening_of(message: clubs_pb2.ClubEvening) -> Evening:
 class ClubEvenings:
     """Schedules, opens and scores club evenings."""
 
-    def __init__(self, keys: Keys, clubs: Clubs, inbox: Inbox, names: PlayerNames,
+    def __init__(self, keys: Keys, clubs: Clubs, inbox: Inbox, names: PlayerNames, ratings: ClubRatings,
                  tournaments: TournamentStore, default_turn: float, notice_seconds: float = 900.0) -> None:
         self.keys = keys
+        self.ratings = ratings
         self.redis = keys.runtime.redis
         self.clubs = clubs
         self.inbox = inbox
@@ -227,6 +229,7 @@ class ClubEvenings:
         for player_id, name in zip(players, await self.names.names(players), strict=True):
             tournament.register(player_id, name, 0.0)
         tournament.start(time.time())
+        await self.ratings.own_tournament(club_id, tournament.tournament_id)
         await self.tournaments.add(tournament)
         await self.redis.rpush(self.keys.club(club_id, f"season-{club.season}"), tournament.tournament_id)
         await self.redis.hset(self.keys.global_("evening-tournaments"), tournament.tournament_id, 0)

@@ -16,6 +16,7 @@ from services.clubs.inbox import Inbox
 from services.clubs.keys import Keys
 from services.clubs.limits import Limits
 from services.clubs.push import Devices, Outbox
+from services.clubs.ratings import ClubRatings, ClubResults
 from services.clubs.servicer import ClubServicer
 from services.clubs.turns import TurnNotifier
 from services.host.base import Service
@@ -44,10 +45,12 @@ class ClubsService(Service):
         self.turns = TurnNotifier(keys, self.inbox, settings.your_turn_delay_seconds,
                                   settings.notify_turn_seconds)
         names = PlayerNames(runtime)
-        self.evenings = ClubEvenings(keys, self.clubs, self.inbox, names, TournamentStore(runtime),
+        ratings = ClubRatings(keys)
+        self.results = ClubResults(keys, ratings, self.clubs.season_of)
+        self.evenings = ClubEvenings(keys, self.clubs, self.inbox, names, ratings, TournamentStore(runtime),
                                      settings.turn_seconds, settings.club_evening_notice_seconds)
         self.servicer = ClubServicer(self.friends, self.clubs, Chat(keys), self.inbox, self.devices,
-                                     Limits(keys), names, Lobby(runtime), self.turns, self.evenings)
+                                     Limits(keys), names, Lobby(runtime), self.turns, self.evenings, ratings)
 
     def register(self, server: grpc.aio.Server) -> None:
         clubs_pb2_grpc.add_ClubsServiceServicer_to_server(self.servicer, server)
@@ -56,6 +59,7 @@ class ClubsService(Service):
         """Follow the tables' news for reminders, send them, and deliver push jobs (when a
         gateway is configured)."""
         await self.turns.start()
+        await self.results.start()
         self.spawn(self.turns.send_forever(), "turns")
         self.spawn(self.evenings.run_forever(), "evenings")
         if self.outbox.gateway is not None:
@@ -65,6 +69,7 @@ class ClubsService(Service):
         """Stop following news, then the background work."""
         await self.turns.stop()
         await super().stop()
+        await self.results.stop()
 
 
 def create(runtime: Runtime) -> Service:

@@ -23,15 +23,20 @@ from services.clubs.friends import BLOCKED, FRIEND, MAX_RELATIONS, PRESENCE_TTL,
 from services.clubs.inbox import Inbox, Note, note_proto
 from services.clubs.limits import Limits
 from services.clubs.push import Devices, Preferences
+from services.clubs.ratings import ClubRatings
 from services.clubs.turns import TurnNotifier
-from services.lobby.model import LobbyTable
+from services.lobby.convert import table_proto
+from services.lobby.model import LobbyTable, Status
 from services.lobby.players import PlayerNames
 from services.lobby.tables import Lobby
-from shared.api.stammtisch.v1 import clubs_pb2, clubs_pb2_grpc
+from shared.api.stammtisch.v1 import clubs_pb2, clubs_pb2_grpc, lobby_pb2
+from shared.errors import NotFound
 from shared.ids import check_player_id, check_table_id
 from shared.obs.metrics import CLUB_MESSAGES, CLUBS_CREATED, FRIEND_REQUESTS, OPEN_STREAMS
 from shared.rpc.auth import caller
+from shared.rpc.catalog import game_named
 from shared.rpc.errors import ServiceError, invalid, not_found, precondition
+from shared.tables.placement import play_port
 
 K = clubs_pb2
 DEFAULT_PAGE = 50
@@ -85,7 +90,7 @@ class ClubServicer(clubs_pb2_grpc.ClubsServiceServicer):
 
     def __init__(self, friends: Friends, clubs: Clubs, chat: Chat, inbox: Inbox, devices: Devices,
                  limits: Limits, names: PlayerNames, lobby: Lobby, turns: TurnNotifier,
-                 evenings: ClubEvenings) -> None:
+                 evenings: ClubEvenings, ratings: ClubRatings) -> None:
         self.friends = friends
         self.clubs = clubs
         self.chat = chat
@@ -96,6 +101,7 @@ class ClubServicer(clubs_pb2_grpc.ClubsServiceServicer):
         self.lobby = lobby
         self.turns = turns
         self.evenings = evenings
+        self.ratings = ratings
 
     async def _name(self, player_id: str) -> str:
         return (await self.names.names([player_id]))[0]
@@ -474,6 +480,72 @@ class ClubServicer(clubs_pb2_grpc.ClubsServiceServicer):
                               context: grpc.aio.ServicerContext) -> clubs_pb2.CloseClubSeasonResponse:
         club, _ = await self._member_of(request.club_id, ADMIN)
         return K.CloseClubSeasonResponse(season=await self.evenings.close_season(club))
+
+    # Club tables, quick match among members, the club leaderboard
+
+    def _table(self, table: LobbyTable) -> lobby_pb2.Table:
+        return table_proto(table, play_port(self.lobby.settings, table.game, table.table_id))
+
+    async def CreateClubTable(self, request: clubs_pb2.CreateClubTableRequest,
+                              context: grpc.aio.ServicerContext) -> clubs_pb2.CreateClubTableResponse:
+        club, _ = await self._member_of(request.club_id)
+        table = await self.lobby.create(caller(), request.game, request.seats, request.options, True, True)
+        await self.ratings.own_table(club.club_id, table.table_id)
+        await self.clubs.add_table(club.club_id, table.table_id, table.created_at)
+        return K.CreateClubTableResponse(table=self._table(table))
+
+    async def _open_tables(self, club_id: str) -> list[LobbyTable]:
+        """The club's tables that still exist (closed ones are dropped from its list)."""
+        found = []
+        for table_id in await self.clubs.tables(club_id):
+            try:
+                found.append(await self.lobby.get(table_id))
+            except NotFound:
+                await self.clubs.drop_table(club_id, table_id)
+        return found
+
+    async def ListClubTables(self, request: clubs_pb2.ListClubTablesRequest,
+                             context: grpc.aio.ServicerContext) -> clubs_pb2.ListClubTablesResponse:
+        club, _ = await self._member_of(request.club_id)
+        tables = await self._open_tables(club.club_id)
+        return K.ListClubTablesResponse(tables=[self._table(table) for table in tables])
+
+    async def ClubQuickMatch(self, request: clubs_pb2.ClubQuickMatchRequest,
+                             context: grpc.aio.ServicerContext) -> clubs_pb2.ClubQuickMatchResponse:
+        club, member = await self._member_of(request.club_id)
+        me = member.player_id
+        tables = await self._open_tables(club.club_id)
+        if request.table_id:
+            chosen = [t for t in tables if t.table_id == check_table_id(request.table_id)]
+            if not chosen:
+                raise not_found("table of this club")
+        else:
+            game = game_named(request.game)
+            chosen = [t for t in reversed(tables) if t.game == game and len(t.seats) == request.seats
+                      and t.status == Status.WAITING and t.has_open_seat and t.seat_of(me) is None]
+            if not chosen:
+                reply = await self.CreateClubTable(K.CreateClubTableRequest(
+                    club_id=club.club_id, game=request.game, seats=request.seats), context)
+                return K.ClubQuickMatchResponse(table=reply.table, seat=0)
+        await self.lobby.repo.change(chosen[0].table_id, lambda t: t.admit(me))
+        table, seat = await self.lobby.join(caller(), chosen[0].table_id, None, False)
+        return K.ClubQuickMatchResponse(table=self._table(table), seat=seat)
+
+    async def GetClubLeaderboard(self, request: clubs_pb2.GetClubLeaderboardRequest,
+                                 context: grpc.aio.ServicerContext) -> clubs_pb2.GetClubLeaderboardResponse:
+        club, _ = await self._member_of(request.club_id)
+        game = game_named(request.game)
+        if not 0 <= request.season <= club.season:
+            raise invalid(f"season must be 0 (the current one) to {club.season}")
+        season = request.season or club.season
+        standings = await self.ratings.standings(club.club_id, season, game)
+        order = sorted(standings, key=lambda p: (-standings[p].rating.conservative(), -standings[p].wins, p))
+        names = await self.names.names(order)
+        return K.GetClubLeaderboardResponse(season=season, lines=[
+            K.ClubRatingLine(rank=rank, player_id=player, name=name,
+                             rating=standings[player].rating.conservative(),
+                             games=standings[player].games, wins=standings[player].wins)
+            for rank, (player, name) in enumerate(zip(order, names, strict=True), start=1)])
 
     # Invitations
 

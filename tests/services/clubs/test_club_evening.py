@@ -122,6 +122,10 @@ async def test_two_devices_a_club_a_private_table_and_a_club_evening(
         assert [line.points for line in season.lines] == [2.0, 1.0] and season.season == 1
         assert {line.player_id for line in season.lines} == {anna.player_id, bruno.player_id}
         assert season.lines[0].wins == 1
+        async def rated() -> bool:  # the evening's game counts for the club's leaderboard
+            board = await rpc(anna, "GetClubLeaderboard", club_id=club.club_id, game=EVENING_GAME)
+            return sorted(line.games for line in board.lines) == [1, 1]
+        await until(rated, 20)
         # The season closes with its table kept; the next starts empty.
         assert (await rpc(anna, "CloseClubSeason", club_id=club.club_id)).season == 2
         assert (await rpc(anna, "GetClubSeason", club_id=club.club_id)).lines == []

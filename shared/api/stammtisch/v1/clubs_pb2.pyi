@@ -9,6 +9,8 @@ from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from shared.api.stammtisch.v1 import common_pb2 as _common_pb2
+from shared.api.stammtisch.v1 import lobby_pb2 as _lobby_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -2014,3 +2016,229 @@ class CloseClubSeasonResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CloseClubSeasonResponse: _TypeAlias = CloseClubSeasonResponse  # noqa: Y015
+
+@_typing.final
+class CreateClubTableRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    game: _builtins.str
+    """A game's name and table size, as CreateTable."""
+    seats: _builtins.int
+    @_builtins.property
+    def options(self) -> _common_pb2.TableOptions: ...
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        options: _common_pb2.TableOptions | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id", "game", b"game", "options", b"options", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateClubTableRequest: _TypeAlias = CreateClubTableRequest  # noqa: Y015
+
+@_typing.final
+class CreateClubTableResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def table(self) -> _lobby_pb2.Table: ...
+    def __init__(
+        self,
+        *,
+        table: _lobby_pb2.Table | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateClubTableResponse: _TypeAlias = CreateClubTableResponse  # noqa: Y015
+
+@_typing.final
+class ListClubTablesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListClubTablesRequest: _TypeAlias = ListClubTablesRequest  # noqa: Y015
+
+@_typing.final
+class ListClubTablesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.Table]: ...
+    def __init__(
+        self,
+        *,
+        tables: _abc.Iterable[_lobby_pb2.Table] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListClubTablesResponse: _TypeAlias = ListClubTablesResponse  # noqa: Y015
+
+@_typing.final
+class ClubQuickMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    game: _builtins.str
+    seats: _builtins.int
+    table_id: _builtins.str
+    """A table of this club to sit down at (game and seats are then ignored)."""
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id", "game", b"game", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClubQuickMatchRequest: _TypeAlias = ClubQuickMatchRequest  # noqa: Y015
+
+@_typing.final
+class ClubQuickMatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """-1 when queued for the next game."""
+    @_builtins.property
+    def table(self) -> _lobby_pb2.Table: ...
+    def __init__(
+        self,
+        *,
+        table: _lobby_pb2.Table | None = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClubQuickMatchResponse: _TypeAlias = ClubQuickMatchResponse  # noqa: Y015
+
+@_typing.final
+class ClubRatingLine(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    player_id: _builtins.str
+    name: _builtins.str
+    rating: _builtins.float
+    """mu - 3 sigma."""
+    games: _builtins.int
+    wins: _builtins.int
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "player_id", b"player_id", "rank", b"rank", "rating", b"rating", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClubRatingLine: _TypeAlias = ClubRatingLine  # noqa: Y015
+
+@_typing.final
+class GetClubLeaderboardRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLUB_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEASON_FIELD_NUMBER: _builtins.int
+    club_id: _builtins.str
+    game: _builtins.str
+    season: _builtins.int
+    """0: the current season."""
+    def __init__(
+        self,
+        *,
+        club_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        season: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["club_id", b"club_id", "game", b"game", "season", b"season"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetClubLeaderboardRequest: _TypeAlias = GetClubLeaderboardRequest  # noqa: Y015
+
+@_typing.final
+class GetClubLeaderboardResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEASON_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    season: _builtins.int
+    @_builtins.property
+    def lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClubRatingLine]: ...
+    def __init__(
+        self,
+        *,
+        season: _builtins.int = ...,
+        lines: _abc.Iterable[Global___ClubRatingLine] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lines", b"lines", "season", b"season"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetClubLeaderboardResponse: _TypeAlias = GetClubLeaderboardResponse  # noqa: Y015

@@ -174,6 +174,26 @@ class ClubsServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.FromString,
                 _registered_method=True)
+        self.CreateClubTable = channel.unary_unary(
+                '/stammtisch.v1.ClubsService/CreateClubTable',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.CreateClubTableRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CreateClubTableResponse.FromString,
+                _registered_method=True)
+        self.ListClubTables = channel.unary_unary(
+                '/stammtisch.v1.ClubsService/ListClubTables',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubTablesRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubTablesResponse.FromString,
+                _registered_method=True)
+        self.ClubQuickMatch = channel.unary_unary(
+                '/stammtisch.v1.ClubsService/ClubQuickMatch',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.ClubQuickMatchRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ClubQuickMatchResponse.FromString,
+                _registered_method=True)
+        self.GetClubLeaderboard = channel.unary_unary(
+                '/stammtisch.v1.ClubsService/GetClubLeaderboard',
+                request_serializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubLeaderboardRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubLeaderboardResponse.FromString,
+                _registered_method=True)
         self.InviteToTable = channel.unary_unary(
                 '/stammtisch.v1.ClubsService/InviteToTable',
                 request_serializer=stammtisch_dot_v1_dot_clubs__pb2.InviteToTableRequest.SerializeToString,
@@ -439,6 +459,37 @@ class ClubsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateClubTable(self, request, context):
+        """A members-only table of the club (private: not in ListTables), the caller in seat 0.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListClubTables(self, request, context):
+        """The club's open tables, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClubQuickMatch(self, request, context):
+        """Quick match among members: a seat at an open club table of the game and
+        size, or a new one; with table_id, a seat at that club table.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetClubLeaderboard(self, request, context):
+        """The club's leaderboard of one game: ratings (Weng-Lin, as ScoringService)
+        of the games played at the club's tables and evenings, per season; a new
+        season starts from each player's rating at the end of the last one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def InviteToTable(self, request, context):
         """Invite a friend or fellow club member to a table the caller sits at;
         the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
@@ -654,6 +705,26 @@ def add_ClubsServiceServicer_to_server(servicer, server):
                     servicer.CloseClubSeason,
                     request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.SerializeToString,
+            ),
+            'CreateClubTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateClubTable,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.CreateClubTableRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.CreateClubTableResponse.SerializeToString,
+            ),
+            'ListClubTables': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListClubTables,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubTablesRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.ListClubTablesResponse.SerializeToString,
+            ),
+            'ClubQuickMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClubQuickMatch,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.ClubQuickMatchRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.ClubQuickMatchResponse.SerializeToString,
+            ),
+            'GetClubLeaderboard': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetClubLeaderboard,
+                    request_deserializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubLeaderboardRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_clubs__pb2.GetClubLeaderboardResponse.SerializeToString,
             ),
             'InviteToTable': grpc.unary_unary_rpc_method_handler(
                     servicer.InviteToTable,
@@ -1423,6 +1494,114 @@ class ClubsService:
             '/stammtisch.v1.ClubsService/CloseClubSeason',
             stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonRequest.SerializeToString,
             stammtisch_dot_v1_dot_clubs__pb2.CloseClubSeasonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateClubTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubsService/CreateClubTable',
+            stammtisch_dot_v1_dot_clubs__pb2.CreateClubTableRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.CreateClubTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListClubTables(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubsService/ListClubTables',
+            stammtisch_dot_v1_dot_clubs__pb2.ListClubTablesRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.ListClubTablesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClubQuickMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubsService/ClubQuickMatch',
+            stammtisch_dot_v1_dot_clubs__pb2.ClubQuickMatchRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.ClubQuickMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetClubLeaderboard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.ClubsService/GetClubLeaderboard',
+            stammtisch_dot_v1_dot_clubs__pb2.GetClubLeaderboardRequest.SerializeToString,
+            stammtisch_dot_v1_dot_clubs__pb2.GetClubLeaderboardResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -120,6 +120,19 @@ class ClubsServiceStub:
     """
     CloseClubSeason: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.CloseClubSeasonRequest, _clubs_pb2.CloseClubSeasonResponse]
     """The owner or an admin closes the season: its final table is kept, the next begins."""
+    CreateClubTable: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.CreateClubTableRequest, _clubs_pb2.CreateClubTableResponse]
+    """A members-only table of the club (private: not in ListTables), the caller in seat 0."""
+    ListClubTables: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ListClubTablesRequest, _clubs_pb2.ListClubTablesResponse]
+    """The club's open tables, newest first."""
+    ClubQuickMatch: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.ClubQuickMatchRequest, _clubs_pb2.ClubQuickMatchResponse]
+    """Quick match among members: a seat at an open club table of the game and
+    size, or a new one; with table_id, a seat at that club table.
+    """
+    GetClubLeaderboard: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.GetClubLeaderboardRequest, _clubs_pb2.GetClubLeaderboardResponse]
+    """The club's leaderboard of one game: ratings (Weng-Lin, as ScoringService)
+    of the games played at the club's tables and evenings, per season; a new
+    season starts from each player's rating at the end of the last one.
+    """
     InviteToTable: _grpc.UnaryUnaryMultiCallable[_clubs_pb2.InviteToTableRequest, _clubs_pb2.InviteToTableResponse]
     """Invite a friend or fellow club member to a table the caller sits at;
     the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
@@ -246,6 +259,19 @@ class ClubsServiceAsyncStub(ClubsServiceStub):
     """
     CloseClubSeason: _aio.UnaryUnaryMultiCallable[_clubs_pb2.CloseClubSeasonRequest, _clubs_pb2.CloseClubSeasonResponse]  # type: ignore[assignment]
     """The owner or an admin closes the season: its final table is kept, the next begins."""
+    CreateClubTable: _aio.UnaryUnaryMultiCallable[_clubs_pb2.CreateClubTableRequest, _clubs_pb2.CreateClubTableResponse]  # type: ignore[assignment]
+    """A members-only table of the club (private: not in ListTables), the caller in seat 0."""
+    ListClubTables: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ListClubTablesRequest, _clubs_pb2.ListClubTablesResponse]  # type: ignore[assignment]
+    """The club's open tables, newest first."""
+    ClubQuickMatch: _aio.UnaryUnaryMultiCallable[_clubs_pb2.ClubQuickMatchRequest, _clubs_pb2.ClubQuickMatchResponse]  # type: ignore[assignment]
+    """Quick match among members: a seat at an open club table of the game and
+    size, or a new one; with table_id, a seat at that club table.
+    """
+    GetClubLeaderboard: _aio.UnaryUnaryMultiCallable[_clubs_pb2.GetClubLeaderboardRequest, _clubs_pb2.GetClubLeaderboardResponse]  # type: ignore[assignment]
+    """The club's leaderboard of one game: ratings (Weng-Lin, as ScoringService)
+    of the games played at the club's tables and evenings, per season; a new
+    season starts from each player's rating at the end of the last one.
+    """
     InviteToTable: _aio.UnaryUnaryMultiCallable[_clubs_pb2.InviteToTableRequest, _clubs_pb2.InviteToTableResponse]  # type: ignore[assignment]
     """Invite a friend or fellow club member to a table the caller sits at;
     the invitee's inbox gets a TABLE_INVITATION, and may sit at the table even
@@ -525,6 +551,43 @@ class ClubsServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_clubs_pb2.CloseClubSeasonResponse, _abc.Awaitable[_clubs_pb2.CloseClubSeasonResponse]]:
         """The owner or an admin closes the season: its final table is kept, the next begins."""
+
+    @_abc_1.abstractmethod
+    def CreateClubTable(
+        self,
+        request: _clubs_pb2.CreateClubTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.CreateClubTableResponse, _abc.Awaitable[_clubs_pb2.CreateClubTableResponse]]:
+        """A members-only table of the club (private: not in ListTables), the caller in seat 0."""
+
+    @_abc_1.abstractmethod
+    def ListClubTables(
+        self,
+        request: _clubs_pb2.ListClubTablesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.ListClubTablesResponse, _abc.Awaitable[_clubs_pb2.ListClubTablesResponse]]:
+        """The club's open tables, newest first."""
+
+    @_abc_1.abstractmethod
+    def ClubQuickMatch(
+        self,
+        request: _clubs_pb2.ClubQuickMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.ClubQuickMatchResponse, _abc.Awaitable[_clubs_pb2.ClubQuickMatchResponse]]:
+        """Quick match among members: a seat at an open club table of the game and
+        size, or a new one; with table_id, a seat at that club table.
+        """
+
+    @_abc_1.abstractmethod
+    def GetClubLeaderboard(
+        self,
+        request: _clubs_pb2.GetClubLeaderboardRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_clubs_pb2.GetClubLeaderboardResponse, _abc.Awaitable[_clubs_pb2.GetClubLeaderboardResponse]]:
+        """The club's leaderboard of one game: ratings (Weng-Lin, as ScoringService)
+        of the games played at the club's tables and evenings, per season; a new
+        season starts from each player's rating at the end of the last one.
+        """
 
     @_abc_1.abstractmethod
     def InviteToTable(
