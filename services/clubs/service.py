@@ -23,8 +23,9 @@ from services.host.base import Service
 from services.lobby.players import PlayerNames
 from services.lobby.tables import Lobby
 from services.tournament.store import TournamentStore
-from shared.api.stammtisch.v1 import clubs_pb2_grpc
+from shared.api.stammtisch.v1 import clubs_pb2, clubs_pb2_grpc
 from shared.infra.runtime import Runtime
+from shared.obs.metrics import FRIEND_REQUESTS, NOTIFICATIONS_CREATED, PUSH_FAILED, PUSH_SENT, count_from_zero
 
 
 class ClubsService(Service):
@@ -58,6 +59,12 @@ class ClubsService(Service):
     async def start(self) -> None:
         """Follow the tables' news for reminders, send them, and deliver push jobs (when a
         gateway is configured)."""
+        kinds = [(name.removeprefix("NOTIFICATION_KIND_"),) for name, value in clubs_pb2.NotificationKind.items()
+                 if value != clubs_pb2.NOTIFICATION_KIND_UNSPECIFIED]
+        count_from_zero(FRIEND_REQUESTS, [("sent",), ("accepted",), ("declined",)])
+        count_from_zero(NOTIFICATIONS_CREATED, kinds)
+        count_from_zero(PUSH_SENT, kinds)
+        count_from_zero(PUSH_FAILED, [("gave_up",)])
         await self.turns.start()
         await self.results.start()
         self.spawn(self.turns.send_forever(), "turns")
