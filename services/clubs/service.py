@@ -59,7 +59,8 @@ class ClubsService(Service):
     async def start(self) -> None:
         """Follow the tables' news for reminders, send them, and deliver push jobs (when a
         gateway is configured)."""
-        kinds = [(name.removeprefix("NOTIFICATION_KIND_"),) for name, value in clubs_pb2.NotificationKind.items()
+        kinds = [(name.removeprefix("NOTIFICATION_KIND_"),)
+                 for name, value in clubs_pb2.NotificationKind.items()
                  if value != clubs_pb2.NOTIFICATION_KIND_UNSPECIFIED]
         count_from_zero(FRIEND_REQUESTS, [("sent",), ("accepted",), ("declined",)])
         count_from_zero(NOTIFICATIONS_CREATED, kinds)
