@@ -333,8 +333,11 @@ class ClubServicer(clubs_pb2_grpc.ClubsServiceServicer):
         page = members[offset:offset + size]
         ids = [m.player_id for m in page]
         names, presence = await self.names.names(ids), await self.friends.presence(ids)
+        me = caller().player_id
+        friends = {r.other for r in await self.friends.all(me) if r.state == FRIEND} | {me}
         replies = []
         for member, name, (online, table) in zip(page, names, presence, strict=True):
+            online = online and member.player_id in friends  # presence is for friends only
             reply = K.ClubMember(player_id=member.player_id, name=name, role=member.role,  # type: ignore[arg-type]
                                  presence=(K.PRESENCE_AT_TABLE if table else K.PRESENCE_ONLINE)
                                  if online else K.PRESENCE_OFFLINE)

@@ -122,6 +122,14 @@ async def test_a_club_with_code_roles_chat_and_moderation(players: list[Stammtis
     assert await refused(bruno, "JoinClub", code="000000") == Code.INVALID_ARGUMENT
     joined = await rpc(bruno, "JoinClub", code=club.code.lower())
     assert joined.club.member_count == 2 and joined.club.my_role == K.CLUB_ROLE_MEMBER
+    # Bruno's app is open, but Anna is no friend of his: she does not see him online.
+    app = bruno.clubs.WatchInbox(K.WatchInboxRequest(), metadata=bruno.auth)
+    await app.read()
+    seen = {m.name: m.presence for m in (await rpc(anna, "ListClubMembers", club_id=club_id)).members}
+    assert seen == {"Anna": K.PRESENCE_OFFLINE, "Bruno": K.PRESENCE_OFFLINE}
+    assert {m.name: m.presence for m in (await rpc(bruno, "ListClubMembers", club_id=club_id)).members}[
+        "Bruno"] == K.PRESENCE_ONLINE
+    app.cancel()
 
     # Chat, and moderation.
     line = (await rpc(bruno, "SendClubMessage", club_id=club_id, text=" Servus! ")).message

@@ -522,6 +522,7 @@ class ClubMember(_message.Message):
     name: _builtins.str
     role: Global___ClubRole.ValueType
     presence: Global___Presence.ValueType
+    """Friends only (and yourself); OFFLINE for everyone else."""
     @_builtins.property
     def joined_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
