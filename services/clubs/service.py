@@ -69,6 +69,7 @@ class ClubsService(Service):
         await self.turns.start()
         await self.results.start()
         self.spawn(self.turns.send_forever(), "turns")
+        self.spawn(self.turns.catch_up(), "turns-catch-up")
         self.spawn(self.evenings.run_forever(), "evenings")
         if self.outbox.gateway is not None:
             self.spawn(self.outbox.deliver_forever(), "push")

@@ -11,7 +11,9 @@ open stream, shared/tables/watchers.py): then it is looked at again a little lat
 player's waiting games (table -> deadline) give ListWaitingGames and the push badge.
 
 Live news is best effort: a commit announced while no clubs replica listens schedules nothing
-(the decision still has its clock; the next commit of the table brings the list up to date).
+by itself, so every replica, when it starts, also follows the head of every table with a
+running clock (the clocks' own index): what it missed while no replica ran is scheduled then
+(a reminder already scheduled or sent is not repeated).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from services.clubs.inbox import Inbox
 from services.clubs.keys import Keys
 from shared.api.stammtisch.v1 import clubs_pb2
 from shared.errors import NotFound
+from shared.games.catalog import CATALOGUE, entry
 from shared.infra.tasks import poll_forever
 from shared.obs.logs import get_logger
 from shared.tables.log import TableLog
@@ -73,6 +76,21 @@ class TurnNotifier:
         """Follow every table's commits (each one reaches one replica)."""
         self._subscription = await self.runtime.nats.subscribe(
             self.runtime.subject_pattern("live", "*"), queue="clubs-turns", cb=self._arrived)
+
+    async def catch_up(self) -> int:
+        """Follow the newest commit of every table with a running clock; how many tables."""
+        followed = 0
+        one_game_per_service = {entry(game).service: game for game in CATALOGUE}.values()
+        for game in one_game_per_service:  # the clocks' index is one per play service
+            for shard in self.runtime.shards.all():
+                for raw in await self.redis.zrange(self.heads.clocks_key(game, shard), 0, -1):
+                    try:
+                        await self.follow(await self.heads.head(raw.decode()))
+                    except NotFound:
+                        continue
+                    followed += 1
+        log.info("turns_caught_up", tables=followed)
+        return followed
 
     async def stop(self) -> None:
         """Stop following."""

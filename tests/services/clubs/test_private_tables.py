@@ -12,10 +12,11 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 import grpc
 import pytest
 
+from services.host.runner import running_services
 from services.tools.perf.push_gateway import Gateway, push_gateway
 from shared.api.stammtisch.v1 import clubs_pb2 as K
 from shared.api.stammtisch.v1 import lobby_pb2
-from shared.config import Settings
+from shared.config import SERVICE_NAMES, Settings
 from shared.games.registry import bot_levels
 from shared.sdk.client import Endpoints, StammtischClient
 from shared.sdk.clubs import befriend, create_private_table, join_by_code
@@ -153,3 +154,35 @@ async def test_time_is_almost_up_at_80_percent_and_codes(players: list[Stammtisc
     kinds = [n.kind for n in (await rpc(carla, "ListInbox")).notifications]
     assert K.NOTIFICATION_KIND_TIME_ALMOST_UP in kinds and K.NOTIFICATION_KIND_YOUR_TURN in kinds
     assert (await anna.get_table(table.table_id)).status == lobby_pb2.TABLE_STATUS_PLAYING
+
+
+async def test_a_decision_made_while_no_clubs_replica_ran_is_reminded_when_one_starts(
+        settings: Settings, gateway: Gateway) -> None:
+    others = [name for name in SERVICE_NAMES if name != "clubs"]
+    async with running_services(settings, others) as running:
+        addresses = {item.service.name: f"127.0.0.1:{item.port}" for item in running}
+        async with running_services(settings, ["clubs"]) as (clubs,):
+            endpoints = Endpoints.of({**addresses, "clubs": f"127.0.0.1:{clubs.port}"})
+            anna, bruno = StammtischClient(endpoints), StammtischClient(endpoints)
+            await anna.login("Anna")
+            await bruno.login("Bruno")
+            await befriend(anna, bruno)
+            await rpc(bruno, "RegisterPushToken", platform=K.PUSH_PLATFORM_FCM, token="bruno-phone",
+                      app_id="de.example.stammtisch")
+            table, code = await create_private_table(anna, GAME, 3, turn_seconds=86_400)
+            await join_by_code(bruno, code)
+            await anna.add_bot(table.table_id)
+        try:  # no clubs replica runs now: the game goes on, its news unheard
+            await anna.ready(table.table_id)
+            await bruno.ready(table.table_id)
+            await until_turn_of(bruno, [anna], table.table_id)
+            await asyncio.sleep(1.0)
+            assert not gateway.of_kind("YOUR_TURN")
+            async with running_services(settings, ["clubs"]):
+
+                async def pushed() -> bool:
+                    return bool(gateway.of_kind("YOUR_TURN", "bruno-phone"))
+                await until(pushed, 15)
+        finally:
+            await anna.close()
+            await bruno.close()
