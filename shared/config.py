@@ -16,7 +16,7 @@ from shared.infra.credentials import Login, with_login
 #: port variables, the deploy and fuzz tests. Adding a service means an entry here and a
 #: package services/<name> with a ``service.py`` (and its manifests, which tests/deploy checks).
 DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 50053, "scoring": 50054,
-                                  "tournament": 50055}
+                                  "tournament": 50055, "clubs": 50056}
 #: The services' names, in DEFAULT_PORTS order (the order of Endpoints and of `up`'s banner).
 SERVICE_NAMES: tuple[str, ...] = tuple(DEFAULT_PORTS)
 #: The largest answer a server sends and the SDK accepts: a finished game's replay
@@ -162,6 +162,14 @@ class Settings:
     door_calls_per_address: int = 1000
     #: Seconds a new connection to the door may take to finish its TLS handshake and first request.
     door_header_seconds: float = 10.0
+    #: Where the clubs service POSTs push notifications (services/clubs/README.md); empty: no push.
+    push_gateway_url: str = ""
+    #: Seconds after a decision becomes a player's before "your turn" is pushed (unless watching).
+    your_turn_delay_seconds: float = 2.0
+    #: Tables whose turn clock is at least this long are played by notification (reminders).
+    notify_turn_seconds: float = 300.0
+    #: How long before a club evening its members are told it starts (and check in).
+    club_evening_notice_seconds: float = 900.0
 
     @property
     def shard_count(self) -> int:
@@ -228,4 +236,9 @@ class Settings:
             door_calls_per_address=_at_least_one("STAMMTISCH_DOOR_CALLS_PER_ADDRESS",
                                                  cls.door_calls_per_address),
             door_header_seconds=_positive("STAMMTISCH_DOOR_HEADER_SECONDS", cls.door_header_seconds),
+            push_gateway_url=env("STAMMTISCH_PUSH_GATEWAY_URL") or cls.push_gateway_url,
+            your_turn_delay_seconds=_float("STAMMTISCH_YOUR_TURN_DELAY", cls.your_turn_delay_seconds),
+            notify_turn_seconds=_float("STAMMTISCH_NOTIFY_TURN_SECONDS", cls.notify_turn_seconds),
+            club_evening_notice_seconds=_float("STAMMTISCH_CLUB_EVENING_NOTICE",
+                                               cls.club_evening_notice_seconds),
         )

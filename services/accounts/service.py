@@ -8,6 +8,7 @@ from services.accounts.devices import Accounts
 from services.accounts.privacy import PlayerData
 from services.accounts.servicer import AccountServicer
 from services.accounts.sessions import Sessions
+from services.clubs.privacy import ClubsData
 from services.history.store import ArchiveStore
 from services.host.base import Part
 from services.scoring.store import ScoreStore
@@ -27,5 +28,6 @@ class AccountsPart(Part):
 
     def register(self, server: grpc.aio.Server) -> None:
         sessions = Sessions(self.runtime, self.runtime.settings.refresh_ttl_seconds)
-        data = PlayerData(Accounts(self.runtime), sessions, self.archive, ScoreStore(self.runtime))
+        data = PlayerData(Accounts(self.runtime), sessions, self.archive, ScoreStore(self.runtime),
+                          ClubsData(self.runtime))
         accounts_pb2_grpc.add_AccountServiceServicer_to_server(AccountServicer(self.runtime, data), server)

@@ -6,9 +6,10 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
+from services.host import clubs_cli
+from services.host.addresses import address_arguments, endpoints_of
 from shared.config import SERVICE_NAMES, Settings
 from shared.games.catalog import CATALOGUE
 
@@ -26,7 +27,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.table:
         from shared.sdk.replays import replay_table
 
-        return replay_table(_endpoints(args), args.device, args.table, args.game,  # type: ignore[arg-type]
+        return replay_table(endpoints_of(args), args.device, args.table, args.game,  # type: ignore[arg-type]
                             args.save, args.delay)
     if not args.file:
         print("replay: give a scenario FILE or --table ID", file=sys.stderr)
@@ -39,13 +40,13 @@ def _replay(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from shared.sdk.replays import verify_main
 
-    return verify_main(_endpoints(args), args.device, args.file, args.table, args.game)  # type: ignore[arg-type]
+    return verify_main(endpoints_of(args), args.device, args.file, args.table, args.game)  # type: ignore[arg-type]
 
 
 def _history(args: argparse.Namespace) -> int:
     from shared.sdk.replays import history_main
 
-    return history_main(_endpoints(args), args.device, args.page_size)  # type: ignore[arg-type]
+    return history_main(endpoints_of(args), args.device, args.page_size)  # type: ignore[arg-type]
 
 
 #: The grpc-core experiments the servers run with, unless GRPC_EXPERIMENTS says otherwise: the
@@ -81,27 +82,6 @@ def _healthcheck(args: argparse.Namespace) -> int:
     return 0 if check(args.service, args.address) else 1
 
 
-def _endpoints(args: argparse.Namespace) -> object:
-    """Every service through --door (over TLS, trusting --ca), else the services on --host at the
-    ports STAMMTISCH_<SERVICE>_PORT name (else the defaults)."""
-    from shared.sdk.client import Endpoints
-
-    if args.door:
-        return Endpoints.door(args.door, Path(args.ca) if args.ca else None)
-    return Endpoints.on_host(args.host)
-
-
-def _address_arguments(parser: argparse.ArgumentParser) -> None:
-    """--host (direct connections), or --door and --ca (one TLS address for every service)."""
-    parser.add_argument("--host", default="127.0.0.1", help="the services' host (direct connections)")
-    parser.add_argument("--door", default=os.environ.get("STAMMTISCH_DOOR", ""),
-                        help="grpcs://HOST:PORT of the door, as `stammtisch up` prints it "
-                             "(default: $STAMMTISCH_DOOR; unset: direct connections to --host)")
-    parser.add_argument("--ca", default=os.environ.get("STAMMTISCH_CA", ""),
-                        help="the CA certificate the door is trusted with, as `up` prints it "
-                             "(default: $STAMMTISCH_CA; unset: the system's roots)")
-
-
 def _option(text: str) -> tuple[str, Any]:
     """One ``--option name=value``: the value as JSON (17, 2.5, true, "x"), else as the text."""
     name, equals, value = text.partition("=")
@@ -131,11 +111,22 @@ def _play(args: argparse.Namespace) -> int:
     if args.tournament:
         from shared.sdk import tournament_cli
 
-        return tournament_cli.run(tournament_cli.play(_endpoints(args), args.tournament,  # type: ignore[arg-type]
+        return tournament_cli.run(tournament_cli.play(endpoints_of(args), args.tournament,  # type: ignore[arg-type]
                                                       args.name, args.device))
+    if args.private or args.code:
+        from shared.sdk import clubs_cli
+
+        if not args.device:
+            sys.exit("stammtisch play --private/--code: give --device (invitations know your player)")
+        game = args.game or ""
+        return clubs_cli.run(clubs_cli.play_private(
+            endpoints_of(args), game, args.seats or (CATALOGUE[game].default_seats if game else 0),  # type: ignore[arg-type]
+            args.turn_seconds, args.invite, args.code or "", args.name, args.device))
+    if not args.game:
+        sys.exit("stammtisch play: name a game (or --code CODE)")
 
     return asyncio.run(run(args.game, args.name, args.seats, args.bots, args.table,
-                           _endpoints(args), args.turn_seconds, args.device,  # type: ignore[arg-type]
+                           endpoints_of(args), args.turn_seconds, args.device,  # type: ignore[arg-type]
                            _game_options(args.game, args.option)))
 
 
@@ -146,14 +137,14 @@ def _bots(args: argparse.Namespace) -> int:
     from shared.sdk.filler import fill_tables
 
     configure_logging("info", "console")
-    return asyncio.run(fill_tables(_endpoints(args), args.game, args.level,  # type: ignore[arg-type]
+    return asyncio.run(fill_tables(endpoints_of(args), args.game, args.level,  # type: ignore[arg-type]
                                    args.think, args.once))
 
 
 def _tournament(args: argparse.Namespace) -> int:
     from shared.sdk import tournament_cli
 
-    endpoints = _endpoints(args)
+    endpoints = endpoints_of(args)
     if args.action == "create":
         args.option = _game_options(args.game, args.option)
         return tournament_cli.run(tournament_cli.create(endpoints, args))  # type: ignore[arg-type]
@@ -196,6 +187,10 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _loadtest(args: argparse.Namespace) -> int:
+    if args.clubs:
+        from services.tools.perf.clubs_load import main as clubs_main
+
+        return clubs_main(args.players)
     if args.tournament:
         from services.tools.perf.tournament_load import main as tournament_main
 
@@ -220,7 +215,7 @@ def _game_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table", help="the finished game's table")
     parser.add_argument("--game", type=int, default=0, help="its game number (default: the newest)")
     parser.add_argument("--device", help=DEVICE_HELP + "; default: a guest login")
-    _address_arguments(parser)
+    address_arguments(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"{name}: {', '.join(option.name for option in game.options)}"
         for name, game in CATALOGUE.items() if game.options) + ")")
     play = sub.add_parser("play", help="play a game in the terminal (bots fill the other seats)")
-    play.add_argument("game", choices=games)
+    play.add_argument("game", choices=games, nargs="?")
     play.add_argument("--name", default="you")
     play.add_argument("--seats", type=int, help=f"table size (default: {seat_defaults})")
     play.add_argument("--bots", default="heuristic", choices=("heuristic", "random"))
@@ -259,7 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
                       help=option_help)
     play.add_argument("--tournament", help="register for this tournament and play your seats in it")
-    _address_arguments(play)
+    play.add_argument("--private", action="store_true",
+                      help="a private table: prints its code; no bots, others come by --invite or code")
+    play.add_argument("--invite", action="append", default=[], metavar="PLAYER_ID",
+                      help="with --private: invite a friend or club member (a seat held for them)")
+    play.add_argument("--code", help="sit down at a private table by its code")
+    address_arguments(play)
     play.add_argument("--device", help=DEVICE_HELP)
     play.set_defaults(func=_play)
 
@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
             control.add_argument("player", help="player id (or its start, as `watch` shows) or name")
         control.add_argument("--device", default=str(ORGANIZER_DEVICE), help=organizer_help)
     for parser_ in actions.choices.values():
-        _address_arguments(parser_)
+        address_arguments(parser_)
     tournament.set_defaults(func=_tournament)
 
     bots = sub.add_parser("bots", help="fill open seats of open tables with bot clients")
@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     bots.add_argument("--level", default="heuristic", choices=("heuristic", "random"))
     bots.add_argument("--think", type=float, default=0.3, help="seconds a bot waits before acting")
     bots.add_argument("--once", action="store_true", help="fill what is open now, then stop")
-    _address_arguments(bots)
+    address_arguments(bots)
     bots.set_defaults(func=_bots)
 
     winrate = sub.add_parser("winrate", help="win rate of one bot level against another")
@@ -341,7 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--seconds", type=float, default=240.0, help="time cap")
     load.add_argument("--tournament", action="store_true",
                       help="bot entrants play a series and a knockout (the tournament load's plans)")
-    load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
+    load.add_argument("--players", type=int, default=200,
+                      help="with --tournament: entrants; with --clubs: players")
+    load.add_argument("--clubs", action="store_true",
+                      help="players befriend, found and join clubs, chat and invite; prints requests/s, "
+                           "notifications/s and the push outbox latency")
     load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
     load.add_argument("--door", action="store_true",
                       help="then the same again through the door; prints both side by side")
@@ -377,8 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="your finished games (as the player of --device)")
     history.add_argument("--device", required=True, help=DEVICE_HELP)
     history.add_argument("--page-size", type=int, default=20)
-    _address_arguments(history)
+    address_arguments(history)
     history.set_defaults(func=_history)
+    clubs_cli.add_commands(sub, DEVICE_HELP)
     return parser
 
 

@@ -23,7 +23,8 @@ from shared.games.registry import bot_levels, engine_class
 from shared.rpc.catalog import PLAY_SERVICES
 from shared.rpc.errors import invalid
 
-MAX_TURN_SECONDS = 3600
+#: A week: clocks of minutes to days are "play by notification" (services/clubs/turns.py).
+MAX_TURN_SECONDS = 7 * 86_400
 DEFAULT_BOT = "heuristic"
 #: The JSON type of each Python type an option may have (GameOption.types).
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from services.lobby.catalog import options_proto
 from services.lobby.model import NO_SEAT, LobbyTable, Status
 from shared.api.stammtisch.v1 import lobby_pb2
@@ -28,4 +30,4 @@ def table_proto(table: LobbyTable, play_port: int = 0) -> lobby_pb2.Table:
         waiting=[lobby_pb2.Seat(seat=NO_SEAT if entry.seat is None else entry.seat,
                                 player_id=entry.player_id, name=entry.name)
                  for entry in table.waiting],
-        play_port=play_port)
+        play_port=play_port, private=table.private, held_seats=table.held_seats(time.time()))

@@ -92,9 +92,11 @@ class TableLifetime:
             await self.redis.zrem(self.key, table_id)
 
     async def _verdict(self, table: LobbyTable, now: float) -> tuple[float, str]:
-        """When the rules close the table as it is now, and why (closed now when not after ``now``)."""
+        """When the rules close the table as it is now, and why (closed now when not after ``now``).
+        A seat held for an invited player (services/clubs) keeps a waiting table until the hold ends."""
+        held = max((until for _player, until in table.holds.values()), default=0.0)
         if not table.games_played:
-            return table.created_at + self.waiting_seconds, CLOSED_EXPIRED
+            return max(table.created_at + self.waiting_seconds, held), CLOSED_EXPIRED
         try:
             head = await self.store.head(table.table_id)
         except NotFound:  # the last game's keys are gone: it ended long ago
@@ -105,7 +107,7 @@ class TableLifetime:
             return now, head.meta.closed
         if table.status == Status.PLAYING and not head.game().over:
             return max(head.deadlines.get(IDLE_KEY, now), now) + CLOCK_LAG_SECONDS, ""
-        return head.at + self.waiting_seconds, CLOSED_EXPIRED  # head.at: when the game ended
+        return max(head.at + self.waiting_seconds, held), CLOSED_EXPIRED  # head.at: when the game ended
 
     async def _close(self, seen: LobbyTable, reason: str) -> bool:
         """Close the table unless a game started or ended since ``seen``; True when it is closed."""

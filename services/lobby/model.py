@@ -9,6 +9,7 @@ get it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -94,6 +95,14 @@ class LobbyTable:
     #: A tournament's table: its director readies the seats and starts every game (with the
     #: tournament's seeds), so its players never get ready themselves.
     tournament_id: str = ""
+    #: A private table (services/clubs): not listed, and only its guests sit down.
+    private: bool = False
+    #: A private table's join code (ClubsService.JoinTableByCode).
+    code: str = ""
+    #: Who may sit at a private table: its creator, the invited, those who gave its code.
+    guests: list[str] = field(default_factory=list)
+    #: Seats held for invited players: seat number as text -> [player id, until (unix time)].
+    holds: dict[str, list[Any]] = field(default_factory=dict)
 
     # -- storage ------------------------------------------------------------------
 
@@ -158,11 +167,55 @@ class LobbyTable:
         if self.is_waiting(player_id):
             raise Refused("you are already waiting for the next game at this table")
 
-    def _free_seat_for(self, wish: int | None) -> int | None:
-        """The wished seat if open, else (without a wish) the first open seat."""
+    def _free_seat_for(self, wish: int | None, holder: str = "") -> int | None:
+        """The wished seat if open, else (without a wish) the first open seat; a seat held for
+        another player is not open (``holder``'s own held seat comes first)."""
+        now = time.time()
+        if wish is None:
+            wish = self.held_seat(holder, now)
         if wish is not None:
-            return wish if self.seats[wish].open else None
-        return next((index for index, seat in enumerate(self.seats) if seat.open), None)
+            return wish if self.seats[wish].open and not self._held_for_other(wish, holder, now) else None
+        return next((index for index, seat in enumerate(self.seats)
+                     if seat.open and not self._held_for_other(index, holder, now)), None)
+
+    # -- private tables, guests and held seats (services/clubs) ---------------------------
+
+    def held_seat(self, player_id: str, now: float) -> int | None:
+        """The seat held for the player, if any and not expired."""
+        return next((int(seat) for seat, (holder, until) in self.holds.items()
+                     if player_id and holder == player_id and until > now), None)
+
+    def held_seats(self, now: float) -> list[int]:
+        """The seats held right now."""
+        return sorted(int(seat) for seat, (_holder, until) in self.holds.items() if until > now)
+
+    def _held_for_other(self, index: int, player_id: str, now: float) -> bool:
+        hold = self.holds.get(str(index))
+        return hold is not None and hold[0] != player_id and hold[1] > now
+
+    def admit(self, player_id: str, limit: int = 64) -> None:
+        """Let a player sit at this private table (invited, or gave the code)."""
+        if player_id not in self.guests:
+            if len(self.guests) >= limit:
+                raise Refused(f"at most {limit} players may be let in to a table")
+            self.guests.append(player_id)
+
+    def hold(self, player_id: str, until: float) -> int:
+        """Keep the first open seat for an invited player until ``until``; returns it."""
+        self._check_not_tournament("seats every player")
+        if self.status == Status.PLAYING:
+            raise Refused("a game is running; invite without holding a seat")
+        seat = self._free_seat_for(None, player_id)
+        if seat is None:
+            raise Refused("no open seat to hold")
+        self.holds[str(seat)] = [player_id, until]
+        return seat
+
+    def release(self, player_id: str, uninvite: bool = False) -> None:
+        """Give up the seats held for a player (and its invitation, with ``uninvite``)."""
+        self.holds = {seat: hold for seat, hold in self.holds.items() if hold[0] != player_id}
+        if uninvite and player_id in self.guests:
+            self.guests.remove(player_id)
 
     def _check_not_tournament(self, what: str) -> None:
         """A tournament's director alone seats its tables and starts their games (with the
@@ -176,22 +229,28 @@ class LobbyTable:
             self.check_seat_number(wish)
         self._check_not_here(player_id)
         self._check_not_tournament("seats every player; register for the tournament instead")
+        if self.private and player_id not in self.guests:
+            raise Refused("a private table: sit down by invitation or with its code")
         if self.status == Status.PLAYING:
             if len(self.waiting) >= len(self.seats):
                 raise Refused("the waiting list for the next game is full")
             self.waiting.append(Newcomer(player_id, name, wish))
             self._stop_spectating(player_id)
             return None
-        seat = self._free_seat_for(wish)
+        seat = self._free_seat_for(wish, player_id)
         if seat is None:
             raise Refused(f"seat {wish} is taken" if wish is not None else "the table is full")
         self.seats[seat] = SeatState(player_id, name)
+        self.release(player_id)
+        self.holds.pop(str(seat), None)  # expired, or this player's
         self._stop_spectating(player_id)
         return seat
 
     def spectate(self, player_id: str) -> None:
         """Watch the table without a seat."""
         self._check_not_here(player_id)
+        if self.private and player_id not in self.guests:
+            raise Refused("a private table: watch it by invitation or with its code")
         if player_id in self.spectators:
             raise Refused("you are already watching this table")
         self.spectators.append(player_id)

@@ -66,9 +66,9 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def CreateTable(self, request: lobby_pb2.CreateTableRequest,
                           context: grpc.aio.ServicerContext) -> lobby_pb2.CreateTableResponse:
         table = await self.lobby.create(caller(), request.game, request.seats, request.options,
-                                        request.join)
+                                        request.join, request.private)
         _bind_table(table.table_id)
-        return lobby_pb2.CreateTableResponse(table=self._table(table))
+        return lobby_pb2.CreateTableResponse(table=self._table(table), code=table.code)
 
     async def ListTables(self, request: lobby_pb2.ListTablesRequest,
                          context: grpc.aio.ServicerContext) -> lobby_pb2.ListTablesResponse:

@@ -71,10 +71,12 @@ class TableRepository:
         return None if doc is None else _decode(version, doc)
 
     async def add(self, table: LobbyTable) -> LobbyTable:
-        """Store a new table and list it."""
+        """Store a new table and list it (a private table is never listed)."""
         if not await self._write(table, expected=0):
             raise Busy(f"table id {table.table_id!r} is taken; retry")
         table.version = 1
+        if table.private:
+            return table
         async with self.redis.pipeline(transaction=False) as pipe:
             for game in (table.game, ALL_GAMES):
                 pipe.zadd(self.index_key(game), {table.table_id: table.created_at})

@@ -24,6 +24,7 @@ from services.lobby.catalog import (
 from services.lobby.lifetime import TableLifetime
 from services.lobby.model import NO_SEAT, LobbyTable, Moved, SeatState, Status
 from services.lobby.news import TableNews
+from services.lobby.private import TableCodes
 from services.lobby.series import GameSeries
 from services.lobby.store import TableRepository
 from shared.api.stammtisch.v1 import common_pb2
@@ -60,6 +61,7 @@ class Lobby:
         self.news = TableNews(runtime)
         self.lifetime = TableLifetime(runtime, self.repo, self.news)
         self.series = GameSeries(runtime, self.repo, self.news, self.lifetime)
+        self.codes = TableCodes(runtime)
 
     async def _tell(self, table: LobbyTable, change: str, who: Identity, text: str = "") -> None:
         await self.news.tell(table, change, who.player_id, text)
@@ -69,9 +71,10 @@ class Lobby:
     # -- creating and finding tables -------------------------------------------------------
 
     async def create(self, who: Identity, game_name: str, seats: int,
-                     options_pb: common_pb2.TableOptions, join: bool) -> LobbyTable:
+                     options_pb: common_pb2.TableOptions, join: bool, private: bool = False) -> LobbyTable:
         """A new table of a catalogue game; the options are checked against the game's option
-        specs, then by creating the game once."""
+        specs, then by creating the game once. A private table gets a join code and its
+        creator as its first guest (services/lobby/private.py)."""
         game = game_named(game_name)
         check_seat_count(game, seats)
         options = game_options(game, options_pb)
@@ -79,6 +82,8 @@ class Lobby:
         new_game(game, seats, options, seed=0)
         table = LobbyTable(uuid.uuid4().hex, game, options, turn,
                            [SeatState() for _ in range(seats)], time.time())
+        if private:
+            await self.codes.make_private(table, who.player_id)
         if join:
             table.join(who.player_id, who.name, 0)
         table = await self.repo.add(table)

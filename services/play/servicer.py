@@ -130,6 +130,7 @@ class PlayService(Service):
         if self.runtime.claim("results-relay"):
             self.spawn(self.play.writer.announcer.relay_forever(), "results-relay")
         self.spawn(self._count_live_tables(), "live-tables")
+        self.spawn(self.play.watchers.refresh_forever(), "watchers")
 
     async def _count_live_tables(self, interval: float = 5.0) -> None:
         """Report running games per game (the same global count from every replica)."""

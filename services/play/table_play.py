@@ -35,6 +35,7 @@ from shared.tables.clocks import ClockWorker, check_open
 from shared.tables.feed import TableFeeds
 from shared.tables.records import CommitRecord
 from shared.tables.store import Change
+from shared.tables.watchers import Watchers
 from shared.tables.writer import TableWriter
 
 MAX_ACTION_ID = 64
@@ -131,6 +132,7 @@ class TablePlay:
         self.clocks = [ClockWorker(self.writer, game) for game in
                        sorted({entry(g).service: g for g in games}.values())]
         self.updates = UpdateCache()
+        self.watchers = Watchers(runtime)
         self._turns = TableTurns()
         # Labelled once: a label lookup takes a lock, and these are counted per action or message.
         self._lag = EVENT_LAG.labels(service)
@@ -235,6 +237,7 @@ class TablePlay:
         head = await self.store.head(table_id)
         self._check_game(head)
         OPEN_STREAMS.labels(self.service).inc()
+        self.watchers.opened(table_id, who.player_id)
         # aclosing: when this stream is closed (its client gone), the feed closes at once too
         # and gives up its NATS subscription, instead of whenever the garbage collector gets to it.
         # Catching up, this stream's update of each commit is made while the page's one engine
@@ -277,6 +280,7 @@ class TablePlay:
                     yield finished(batch, previous)
         finally:
             OPEN_STREAMS.labels(self.service).dec()
+            self.watchers.closed(table_id, who.player_id)
 
 
     async def play_stream(self, who: Identity, steps: AsyncIterator[PlayStep],

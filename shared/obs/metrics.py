@@ -83,6 +83,23 @@ TOURNAMENT_ROUND_DURATION = Histogram(
     "stammtisch_tournament_round_duration_seconds", "Time from a round's seating to its last game's result",
     buckets=(5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200),
 )
+#: Clubs and friends (services/clubs). The outbox depth is the same for every replica (it
+#: counts Redis): dashboards and alerts take its max over instances.
+FRIEND_REQUESTS = Counter("stammtisch_friend_requests_total",
+                          "Friend requests by outcome (sent, accepted, declined)", ["outcome"])
+CLUBS_CREATED = Counter("stammtisch_clubs_created_total", "Clubs created")
+CLUB_MESSAGES = Counter("stammtisch_club_messages_total", "Club chat messages posted")
+NOTIFICATIONS_CREATED = Counter("stammtisch_notifications_total", "Inbox notifications created by kind",
+                                ["kind"])
+PUSH_SENT = Counter("stammtisch_push_sent_total", "Push jobs delivered to the gateway by kind", ["kind"])
+PUSH_FAILED = Counter("stammtisch_push_failed_total", "Push deliveries given up or refused by reason",
+                      ["reason"])
+PUSH_LATENCY = Histogram(
+    "stammtisch_push_latency_seconds", "Time from a push job being due to its delivery",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
+OUTBOX_DEPTH = Gauge("stammtisch_push_outbox_depth", "Push jobs waiting in the outbox (all shards)")
+
 
 def serve_metrics(port: int, host: str = "0.0.0.0") -> int:
     """Expose /metrics over HTTP; port 0 picks a free one. Returns the bound port."""

@@ -18,6 +18,7 @@ from shared.api.stammtisch.v1 import (
     accounts_pb2,
     accounts_pb2_grpc,
     arbiter_pb2_grpc,
+    clubs_pb2_grpc,
     common_pb2,
     engine_pb2_grpc,
     history_pb2,
@@ -95,6 +96,7 @@ class Endpoints:
     arbiter: str = f"127.0.0.1:{DEFAULT_PORTS['arbiter']}"
     scoring: str = f"127.0.0.1:{DEFAULT_PORTS['scoring']}"
     tournament: str = f"127.0.0.1:{DEFAULT_PORTS['tournament']}"
+    clubs: str = f"127.0.0.1:{DEFAULT_PORTS['clubs']}"
     #: Connect over TLS (the door; or services that answer over TLS themselves).
     tls: bool = field(default=False, kw_only=True)
     #: The CA certificate (PEM) a TLS connection trusts; None: the system's roots.
@@ -321,6 +323,7 @@ class StammtischClient:
         self.tournaments = tournament_pb2_grpc.TournamentServiceStub(self._channels["tournament"])
         self.accounts = accounts_pb2_grpc.AccountServiceStub(self._channels["lobby"])
         self.history = history_pb2_grpc.HistoryServiceStub(self._channels["lobby"])
+        self.clubs = clubs_pb2_grpc.ClubsServiceStub(self._channels["clubs"])
         self.token = ""
         self.refresh_token = ""
         self.player_id = ""

@@ -53,7 +53,9 @@ return 1
 
 def deadline_policy(bot_delay: float, idle_seconds: float) -> DeadlinePolicy:
     """Deadlines for the head a change produces (people: the table's turn_seconds; every
-    running game: the idle close, ``idle_seconds`` after a person last changed it)."""
+    running game: the idle close, ``idle_seconds`` after a person last changed it, or twice the
+    turn clock when that is longer and a person still holds a seat: a game played by
+    notification waits days for a move, one left to stand-in bots does not)."""
 
     def policy(head: CommitRecord | None, change: Change, now: float) -> dict[str, float]:
         game, meta = change.game, change.meta
@@ -80,7 +82,9 @@ def deadline_policy(bot_delay: float, idle_seconds: float) -> DeadlinePolicy:
             key = f"{ROUND_PREFIX}{limit[0]}"
             deadlines[key] = before.get(key, now + limit[1])
         quiet = IDLE_KEY in before and _by_clock(change)
-        deadlines[IDLE_KEY] = before[IDLE_KEY] if quiet else now + idle_seconds
+        people = any(player and not meta.is_bot(seat) for seat, player in enumerate(meta.players))
+        idle = max(idle_seconds, 2 * meta.turn_seconds) if timed and people else idle_seconds
+        deadlines[IDLE_KEY] = before[IDLE_KEY] if quiet else now + idle
         return deadlines
 
     return policy

@@ -16,7 +16,7 @@ from tests.support.deploy import COMPOSE_PATH, REPO_ROOT, load_yaml, settings_fr
 
 REQUIRED_SERVICES = {"redis", "nats", *SERVICE_NAMES}
 #: Host ports for the services' /metrics (each container listens on its metrics port).
-METRICS_HOST_PORTS = {9101, 9102, 9103, 9104, 9105}
+METRICS_HOST_PORTS = {9101, 9102, 9103, 9104, 9105, 9106}
 
 _INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*)|:\?(?P<error>[^}]*))?\}")
 #: What the caller's environment gives the variables compose requires (`${VAR:?message}`).

@@ -36,9 +36,10 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shared.api.stammtisch.v1 import engine_pb2
+from shared.api.stammtisch.v1 import clubs_pb2, engine_pb2
 from shared.games.catalog import CATALOGUE
 from shared.games.registry import bot_levels
+from shared.sdk import clubs as clubs_sdk
 from shared.sdk import tournament as tournament_sdk
 from shared.sdk.botplayer import play_seat
 from shared.sdk.client import Endpoints, StammtischClient
@@ -148,6 +149,18 @@ async def _streams_closed(stack: FuzzedStack, seconds: float = 10.0) -> dict[str
     return stack.open_streams()
 
 
+async def _clubs(alice: StammtischClient, bob: StammtischClient) -> dict[str, list[str]]:
+    """A real club (Bob a member), friends, a private table and notifications to aim at."""
+    club = (await clubs_sdk.call(alice, "CreateClub", name="Fuzz club",
+                                 join_policy=clubs_pb2.CLUB_JOIN_POLICY_PUBLIC)).club
+    await clubs_sdk.call(bob, "JoinClub", club_id=club.club_id)
+    await clubs_sdk.befriend(alice, bob)
+    _table, code = await clubs_sdk.create_private_table(alice, "willi", 3, turn_seconds=86_400)
+    notes = (await clubs_sdk.inbox(alice)).notifications
+    return {"club_id": [club.club_id], "code": [club.code, code],
+            "notification_ids": [note.notification_id for note in notes]}
+
+
 async def _play_short_game(stack: FuzzedStack) -> str:
     """Three fresh clients play Willi Stich's last round (one card each), one of them over a
     Play stream: "over", or what failed."""
@@ -182,6 +195,8 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
             tokens = {"valid": alice.token, "other": bob.token, **forged_tokens(SECRET, bob.player_id)}
             known = await _known(alice, [alice.player_id, bob.player_id], tables, random.Random(SEED))
             known.add("tournament_id", *await _tournaments(alice, bob))
+            for name, values in (await _clubs(alice, bob)).items():
+                known.add(name, *values)
             requests = Generator(SEED, rpcs, known, sorted(tokens)).requests(REQUESTS)
             sender = Sender(stack.endpoints, tokens)
             try:
@@ -212,7 +227,8 @@ async def test_fuzz_every_rpc_leaves_the_stack_serving_and_playable(
     assert tally.sent == len(requests)
     assert {rpc.path.rsplit("/", 2)[1] for rpc in rpcs} >= {
         "stammtisch.v1.LobbyService", "stammtisch.v1.EngineService", "stammtisch.v1.ArbiterService",
-        "stammtisch.v1.ScoringService", "stammtisch.v1.TournamentService", "grpc.health.v1.Health"}
+        "stammtisch.v1.ScoringService", "stammtisch.v1.TournamentService", "stammtisch.v1.ClubsService",
+        "grpc.health.v1.Health"}
     assert {"/stammtisch.v1.EngineService/Play", "/stammtisch.v1.ArbiterService/Play"} <= {
         rpc.path for rpc in rpcs if rpc.client_streaming}
     # Every check at once, each with the finding of issue 10 it guards.

@@ -102,3 +102,13 @@ def test_a_game_without_round_time_limit_has_no_round_deadline() -> None:
     assert WilliWacker.new(3, {}, 1).round_limit() is None
     meta = TableMeta("t3", "wie-waldi", ["anna", "ben", "cleo"])
     assert policy(None, Change(unlimited, [], meta), 100.0) == {IDLE_KEY: 100.0 + IDLE}
+
+
+def test_a_game_played_by_notification_waits_twice_its_clock_before_the_idle_close() -> None:
+    day = 86_400.0
+    _game, meta, head = started(turn_seconds=day)
+    assert head.deadlines == {"0": 100.0 + day, IDLE_KEY: 100.0 + 2 * day}
+    # Left to stand-in bots alone, it closes after the usual idle time.
+    left = dataclasses.replace(meta, bots={"0": "heuristic", "1": "heuristic", "2": "heuristic"})
+    game = WilliWacker.new(3, {"first_dealer": 2}, 1)
+    assert policy(None, Change(game, [{"type": "game_started"}], left), 100.0)[IDLE_KEY] == 100.0 + IDLE

@@ -189,7 +189,8 @@ class TableOptions(_message.Message):
     TURN_SECONDS_FIELD_NUMBER: _builtins.int
     turn_seconds: _builtins.int
     """Seconds a seat has for each decision before the default answer is applied
-    (0: no clock; unset: the server's default; at most 3600).
+    (0: no clock; unset: the server's default; at most 604800, a week: long
+    clocks play by notification, see ClubsService).
     """
     @_builtins.property
     def game_options(self) -> _struct_pb2.Struct:

@@ -325,6 +325,8 @@ class Table(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     WAITING_FIELD_NUMBER: _builtins.int
     PLAY_PORT_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    HELD_SEATS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     """The game's name (GameInfo.name)."""
@@ -338,6 +340,10 @@ class Table(_message.Message):
     the server runs several processes on one host. 0: use the service's own address. Every
     process serves every table either way; this port only spares them work (proto/README.md).
     """
+    private: _builtins.bool
+    """A private table (CreateTableRequest.private): not in ListTables; only players invited or
+    holding its code (ClubsService.JoinTableByCode) sit down.
+    """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions: ...
     @_builtins.property
@@ -347,6 +353,10 @@ class Table(_message.Message):
     @_builtins.property
     def waiting(self) -> _containers.RepeatedCompositeFieldContainer[Global___Seat]:
         """Players who joined during a game and are seated for the next one."""
+
+    @_builtins.property
+    def held_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Seats held for invited players until they answer or the invitation expires."""
 
     def __init__(
         self,
@@ -361,10 +371,12 @@ class Table(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         waiting: _abc.Iterable[Global___Seat] | None = ...,
         play_port: _builtins.int = ...,
+        private: _builtins.bool = ...,
+        held_seats: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game", b"game", "games_played", b"games_played", "options", b"options", "play_port", b"play_port", "seats", b"seats", "spectators", b"spectators", "status", b"status", "table_id", b"table_id", "waiting", b"waiting"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game", b"game", "games_played", b"games_played", "held_seats", b"held_seats", "options", b"options", "play_port", b"play_port", "private", b"private", "seats", b"seats", "spectators", b"spectators", "status", b"status", "table_id", b"table_id", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -378,11 +390,14 @@ class CreateTableRequest(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     JOIN_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """A game's name (GameInfo.name); another is INVALID_ARGUMENT naming the known games."""
     seats: _builtins.int
     join: _builtins.bool
     """Take seat 0 at once."""
+    private: _builtins.bool
+    """Not listed; players come by invitation (ClubsService.InviteToTable) or its code."""
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions: ...
     def __init__(
@@ -392,10 +407,11 @@ class CreateTableRequest(_message.Message):
         seats: _builtins.int = ...,
         options: _common_pb2.TableOptions | None = ...,
         join: _builtins.bool = ...,
+        private: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "join", b"join", "options", b"options", "seats", b"seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "join", b"join", "options", b"options", "private", b"private", "seats", b"seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -406,16 +422,20 @@ class CreateTableResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """A private table's join code: 6 characters of 23456789ABCDEFGHJKMNPQRSTUVWXYZ."""
     @_builtins.property
     def table(self) -> Global___Table: ...
     def __init__(
         self,
         *,
         table: Global___Table | None = ...,
+        code: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
