@@ -7,7 +7,7 @@ import { refusalOrError, retryable } from "./errors.js";
 import { AccountService, type LoginDeviceResponse, type RefreshTokenResponse } from "./gen/stammtisch/v1/accounts_pb.js";
 import { ArbiterService } from "./gen/stammtisch/v1/arbiter_pb.js";
 import { EngineService } from "./gen/stammtisch/v1/engine_pb.js";
-import { HistoryService } from "./gen/stammtisch/v1/history_pb.js";
+import { HistoryService, type GetReplayResponse } from "./gen/stammtisch/v1/history_pb.js";
 import { LobbyService, type GameInfo, type QuickMatchResponse, type Table } from "./gen/stammtisch/v1/lobby_pb.js";
 import { ScoringService } from "./gen/stammtisch/v1/scoring_pb.js";
 import { TournamentService, type WatchTournamentResponse } from "./gen/stammtisch/v1/tournament_pb.js";
@@ -290,6 +290,33 @@ export class StammtischClient {
       })();
     };
     return new PlayStream(tableId, afterSeq, open, (error) => this.unplace(tableId, error));
+  }
+
+  // -- history ---------------------------------------------------------------------------
+
+  /** A finished game's replay page by page (each well under the 4 MB receive limit): the first
+   * page after seq 0, then each after the previous one's next_after_seq, until one is complete. */
+  async *replayPages(tableId: string, gameNo = 0, pageBytes = 0): AsyncGenerator<GetReplayResponse> {
+    let page = await this.history.getReplay({ tableId, gameNo, pageBytes });
+    yield page;
+    const game = page.summary?.gameNo ?? gameNo; // later pages: the same game, whatever ends meanwhile
+    while (!page.complete) {
+      const afterSeq = page.nextAfterSeq;
+      page = await this.history.getReplay({ tableId, gameNo: game, afterSeq, pageBytes });
+      if (page.commits.length === 0 && !page.complete) throw new Error("an empty replay page that is not the last");
+      yield page;
+    }
+  }
+
+  /** A finished game's whole replay, put together from its pages (0: the table's newest game). */
+  async replay(tableId: string, gameNo = 0, pageBytes = 0): Promise<GetReplayResponse> {
+    let whole: GetReplayResponse | undefined;
+    for await (const page of this.replayPages(tableId, gameNo, pageBytes)) {
+      if (whole === undefined) whole = page;
+      else whole.commits.push(...page.commits);
+      [whole.complete, whole.nextAfterSeq] = [page.complete, page.nextAfterSeq];
+    }
+    return whole!;
   }
 
   // -- tournaments -----------------------------------------------------------------------
