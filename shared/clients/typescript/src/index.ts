@@ -13,3 +13,4 @@ export * from "./gen/stammtisch/v1/lobby_pb.js";
 export * from "./gen/stammtisch/v1/scoring_pb.js";
 export * from "./gen/stammtisch/v1/tournament_pb.js";
 export * as games from "./types/index.js";
+export { playTournament, type SeatPlayer } from "./tournament.js";

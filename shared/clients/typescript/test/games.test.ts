@@ -45,3 +45,21 @@ for (const game of catalogue) {
     }
   });
 }
+
+test("quick match seats TypeScript clients at one table, whose game they play to the end", async () => {
+  const game = catalogue.filter((entry) => !entry.simultaneous).sort((a, b) => a.minSeats - b.minSeats)[0];
+  const people = await Promise.all(Array.from({ length: game.minSeats }, (_, index) => deviceClient(`matched ${index}`)));
+  const queued: number[] = [];
+  const matched = await Promise.all(people.map((person) => person.quickMatch(game.name, game.minSeats, (reply) => queued.push(reply.queued))));
+  const tableId = matched[0].table.tableId;
+  assert.deepEqual(new Set(matched.map((match) => match.table.tableId)), new Set([tableId]));
+  assert.deepEqual(matched.map((match) => match.seat).sort(), Array.from({ length: game.minSeats }, (_, seat) => seat));
+  await started(people[0], tableId);
+  const streams = await Promise.all(people.map((person) => person.play(tableId)));
+  try {
+    const results = await Promise.all(streams.map((stream) => playToEnd(stream)));
+    for (const result of results) assert.equal(result.last.view.over, true);
+  } finally {
+    await Promise.all(streams.map((stream) => stream.close()));
+  }
+});
