@@ -1,5 +1,6 @@
 """The TypeScript client (shared/clients/typescript) against a real stack: `stammtisch up` as a
-child on free ports, then the package's own Node tests (`npm test`) with the endpoints in the
+child on free ports with two workers (so tables come with a play_port the client plays them at),
+then the package's own Node tests (`npm test`) with the endpoints in the
 environment (STAMMTISCH_LOBBY, ... per service; the door's STAMMTISCH_DOOR + STAMMTISCH_CA when
 there is one). They play every catalogue game, resume a dropped stream, read refusals from the
 status details, play a tournament seat and fetch a paged replay with the default 4 MB limit."""
@@ -60,7 +61,7 @@ def test_the_typescript_client_plays_resumes_reads_refusals_and_replays(
     overrides = {"REDIS_URL": redis_url, "NATS_URL": nats_url, "STAMMTISCH_BOT_DELAY": "0",
                  "STAMMTISCH_TOKEN_TTL": str(TOKEN_TTL_SECONDS),
                  "STAMMTISCH_TOKEN_SECRET": secrets.token_urlsafe(32)}
-    with launched_stack(overrides, tmp_path / "stack") as stack:
+    with launched_stack(overrides, tmp_path / "stack", workers=2) as stack:
         done = subprocess.run(["npm", "test"], cwd=installed, env=client_env(stack.endpoints),
                               capture_output=True, text=True, timeout=1500, check=False)
     assert done.returncode == 0, f"npm test failed:\n{done.stdout[-20000:]}\n{done.stderr[-5000:]}"

@@ -4,8 +4,9 @@ import type { TableUpdate } from "./gen/stammtisch/v1/common_pb.js";
 /** A JSON object as the server sends it (a view, an event, an action). */
 export type Json = Record<string, unknown>;
 
-/** An action as a view's `legal` lists it: its `type` plus its fields. */
-export interface GameAction extends Json {
+/** An action as a view's `legal` lists it: its `type` plus its fields (any object with a `type`,
+ * so a game's generated action types fit). */
+export interface GameAction {
   type: string;
 }
 

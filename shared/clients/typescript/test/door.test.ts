@@ -43,6 +43,8 @@ const sessions = new Map<string, http2.ClientHttp2Session>();
 /** Per play call: its method and the table header it carried ("" when none). */
 const playCalls: Array<{ method: string; table: string }> = [];
 let server: http2.Http2SecureServer;
+/** The door's side of its clients' connections: closed at the end, or the server never closes. */
+const doorSessions = new Set<http2.ServerHttp2Session>();
 let door = "";
 let ca = "";
 
@@ -81,6 +83,7 @@ function relay(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeade
   call.on("trailers", (received) => (trailers = { ...received }));
   stream.on("wantTrailers", () => stream.sendTrailers(trailers));
   call.on("error", () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+  stream.on("error", () => call.close(http2.constants.NGHTTP2_CANCEL));
   stream.on("close", () => call.close(http2.constants.NGHTTP2_CANCEL));
   stream.pipe(call);
   call.pipe(stream);
@@ -92,6 +95,10 @@ before(async () => {
   ca = made.ca;
   server = http2.createSecureServer({ key: made.key, cert: made.cert, allowHTTP1: false });
   server.on("stream", relay);
+  server.on("session", (session) => {
+    doorSessions.add(session);
+    session.on("error", () => {}); // a client that goes away (a cut connection) is no failure here
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   door = `grpcs://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -99,7 +106,8 @@ before(async () => {
 after(async () => {
   rmSync(folder, { recursive: true, force: true });
   if (skip) return;
-  for (const session of sessions.values()) session.close();
+  for (const session of sessions.values()) session.destroy();
+  for (const session of doorSessions) session.destroy();
   await new Promise((resolve) => server.close(resolve));
 });
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { legalActions, RefusedAction, ruleViolationOf, type StammtischClient } from "../src/index.js";
+import { games, legalActions, RefusedAction, ruleViolationOf, type StammtischClient } from "../src/index.js";
 import { closeAll, deviceClient, SHORT_OPTIONS, started } from "./support.js";
 
 after(closeAll);
@@ -23,7 +23,10 @@ async function threePeople(): Promise<{ tableId: string; actor: StammtischClient
 
 test("Act out of turn: FAILED_PRECONDITION with the rules code NOT_YOUR_TURN in the status details", async () => {
   const { tableId, actor, other } = await threePeople();
-  const action = legalActions((await actor.view(tableId)).view)[0];
+  // The view through the type generated from the game's JSON Schema (a convenience: untyped works too).
+  const view = (await actor.view(tableId)).view as unknown as games.williStichView.WilliStichView;
+  assert.ok(["choose_trump", "call", "play"].includes(view.phase), view.phase);
+  const action: games.williStichActions.WilliStichAction = view.legal[0];
   const raw = await other.view(tableId).then(() => other.act(tableId, action)).catch((error: unknown) => error);
   assert.ok(raw instanceof RefusedAction, `refused: ${raw}`);
   assert.equal(raw.code, "NOT_YOUR_TURN");
@@ -32,7 +35,7 @@ test("Act out of turn: FAILED_PRECONDITION with the rules code NOT_YOUR_TURN in 
   assert.ok(seq > 1);
 });
 
-test("a malformed action: INVALID_ARGUMENT with INVALID_ACTION, read straight from the ConnectError", async () => {
+test("a malformed action: INVALID_ARGUMENT with the rules code INVALID_ACTION; a failure without details has none", async () => {
   const { tableId, actor } = await threePeople();
   const error = await actor.act(tableId, { type: "no-such-action" }, { attempts: 1 }).catch((e: unknown) => e);
   assert.ok(error instanceof RefusedAction);
