@@ -33,7 +33,7 @@ export class StammtischClient {
   refreshToken = "";
   playerId = "";
   name = "";
-  /** Access tokens renewed by the refresh timer (RefreshToken) so far. */
+  /** How often the access token was renewed (RefreshToken), by the timer or by refresh(). */
   refreshes = 0;
   private readonly connections: Connections;
   private refreshTimer: NodeJS.Timeout | undefined;
