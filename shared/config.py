@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from shared.infra.credentials import Login, with_login
+
 #: The one list of services, name -> default gRPC port. Everything that names the services
 #: reads it: the CLI's --service choices, the runner, the SDK's Endpoints, the launcher's
 #: port variables, the deploy and fuzz tests. Adding a service means an entry here and a
@@ -52,6 +54,18 @@ def _flag(name: str) -> bool:
     raise ValueError(f"{name} must be 1 or 0, got {raw!r}")
 
 
+def _with_env_login(url: str, user_variable: str, password_variable: str) -> str:
+    """``url`` carrying the login the environment gives (from a Secret; it wins over one in the
+    URL), or as it is when the password variable is unset."""
+    password = os.environ.get(password_variable) or ""
+    user = os.environ.get(user_variable) or ""
+    if not password:
+        if user:
+            raise ValueError(f"{user_variable} is set but {password_variable} is not")
+        return url
+    return with_login(url, Login(user, password))
+
+
 def _positive(name: str, default: float) -> float:
     """A number of seconds above 0: a limit that could be switched off would not bound anything."""
     value = _float(name, default)
@@ -72,11 +86,16 @@ def _at_least_one(name: str, default: int) -> int:
 class Settings:
     """One process's settings; build with :meth:`from_env`."""
 
+    #: Both URLs carry their login when the server wants one (``redis://user:password@host``;
+    #: :meth:`from_env` puts STAMMTISCH_REDIS_USERNAME/PASSWORD and STAMMTISCH_NATS_USER/PASSWORD
+    #: there): log them only through shared/infra/credentials.without_login.
     redis_url: str = "redis://127.0.0.1:6379/0"
     nats_url: str = "nats://127.0.0.1:4222"
     bind_host: str = "127.0.0.1"
     ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     metrics_port: int = 9100
+    #: The tournament page's HTTP port, served by the tournament service (0: a free port).
+    tournament_page_port: int = 8055
     key_prefix: str = "st"
     #: No built-in secret: `serve` refuses to start without one, `up` makes one (shared/rpc/token_secret.py).
     token_secret: str = ""
@@ -126,6 +145,23 @@ class Settings:
     worker_slot: int = 0
     #: The first of the workers' own table ports, one after another (0: free ports).
     table_port_base: int = 0
+    #: The door's TLS port (`stammtisch up`; a free port when this one is taken).
+    door_port: int = 8443
+    #: Certificate chain and key (PEM files) of the door and of services that answer over TLS;
+    #: empty: `stammtisch up` makes development ones in its data folder (shared/rpc/tls.py).
+    tls_cert: str = ""
+    tls_key: str = ""
+    #: The CA certificate that signed the services' certificate (the door checks it); empty:
+    #: the development CA, or the system's roots.
+    tls_ca: str = ""
+    #: The services answer over TLS themselves (with tls_cert/tls_key), not in plaintext.
+    service_tls: bool = False
+    #: Addresses or networks of proxies (the door) whose X-Real-IP header names the client.
+    trusted_proxies: tuple[str, ...] = ()
+    #: Calls at once per client address through the door (more: RESOURCE_EXHAUSTED).
+    door_calls_per_address: int = 1000
+    #: Seconds a new connection to the door may take to finish its TLS handshake and first request.
+    door_header_seconds: float = 10.0
 
     @property
     def shard_count(self) -> int:
@@ -149,12 +185,15 @@ class Settings:
         """Read every STAMMTISCH_* variable plus REDIS_URL and NATS_URL."""
         env = os.environ.get
         return cls(
-            redis_url=env("REDIS_URL") or cls.redis_url,
-            nats_url=env("NATS_URL") or cls.nats_url,
+            redis_url=_with_env_login(env("REDIS_URL") or cls.redis_url,
+                                      "STAMMTISCH_REDIS_USERNAME", "STAMMTISCH_REDIS_PASSWORD"),
+            nats_url=_with_env_login(env("NATS_URL") or cls.nats_url,
+                                     "STAMMTISCH_NATS_USER", "STAMMTISCH_NATS_PASSWORD"),
             bind_host=env("STAMMTISCH_BIND") or cls.bind_host,
             ports={name: _int(f"STAMMTISCH_{name.upper()}_PORT", port)
                    for name, port in DEFAULT_PORTS.items()},
             metrics_port=_int("STAMMTISCH_METRICS_PORT", cls.metrics_port),
+            tournament_page_port=_int("STAMMTISCH_TOURNAMENT_PAGE_PORT", cls.tournament_page_port),
             key_prefix=env("STAMMTISCH_KEY_PREFIX") or cls.key_prefix,
             token_secret=env("STAMMTISCH_TOKEN_SECRET") or cls.token_secret,
             token_secret_previous=env("STAMMTISCH_TOKEN_SECRET_PREVIOUS") or cls.token_secret_previous,
@@ -179,4 +218,14 @@ class Settings:
             redis_shards=_int("STAMMTISCH_REDIS_SHARDS", cls.redis_shards),
             redis_wait_ms=_int("STAMMTISCH_REDIS_WAIT_MS", cls.redis_wait_ms),
             table_port_base=_int("STAMMTISCH_TABLE_PORT_BASE", cls.table_port_base),
+            door_port=_int("STAMMTISCH_DOOR_PORT", cls.door_port),
+            tls_cert=env("STAMMTISCH_TLS_CERT") or cls.tls_cert,
+            tls_key=env("STAMMTISCH_TLS_KEY") or cls.tls_key,
+            tls_ca=env("STAMMTISCH_TLS_CA") or cls.tls_ca,
+            service_tls=_flag("STAMMTISCH_SERVICE_TLS"),
+            trusted_proxies=tuple(item.strip() for item in
+                                  (env("STAMMTISCH_TRUSTED_PROXIES") or "").split(",") if item.strip()),
+            door_calls_per_address=_at_least_one("STAMMTISCH_DOOR_CALLS_PER_ADDRESS",
+                                                 cls.door_calls_per_address),
+            door_header_seconds=_positive("STAMMTISCH_DOOR_HEADER_SECONDS", cls.door_header_seconds),
         )

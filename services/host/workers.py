@@ -54,10 +54,11 @@ def shared_ports(settings: Settings, workers: int) -> tuple[Settings, list[int]]
                     for worker in range(workers))
         for index, name in enumerate(TABLE_SERVICES)}
     metrics = [settings.metrics_port or free_port(), *(free_port() for _ in range(workers - 1))]
-    return dataclasses.replace(settings, ports=ports, share_ports=True, table_ports=table_ports), metrics
+    return dataclasses.replace(settings, ports=ports, share_ports=True, table_ports=table_ports,
+                               tournament_page_port=settings.tournament_page_port or free_port()), metrics
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Ask Linux to send this process SIGTERM when its parent dies (a no-op elsewhere)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -65,7 +66,7 @@ def _die_with_parent() -> None:
 
 def _run_worker(body: WorkerMain, settings: Settings, sink: multiprocessing.connection.Connection,
                 parent: int) -> None:
-    _die_with_parent()
+    die_with_parent()
     if os.getppid() != parent:  # the parent died before prctl took effect
         return
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -8,7 +8,7 @@ table store. Tests and the tournament load test compare the two.
 from __future__ import annotations
 
 from services.tournament.core.rounds import current_standings
-from services.tournament.core.standings import GameResult
+from services.tournament.core.standings import GameResult, seat_scores
 from services.tournament.model import Tournament
 from shared.infra.runtime import Runtime
 from shared.tables.log import TableLog
@@ -27,7 +27,7 @@ async def results_from_logs(runtime: Runtime, tournament: Tournament) -> list[Ga
                 continue  # a table of bots only is never created
             log = await tables.log_after(tournament.table_id(round_.number, index), 0, limit=MAX_COMMITS)
             results += [GameResult(round_.number, index, record.meta.game_no, tuple(seats),
-                                   tuple(event["scores"][:len(seats)]))
+                                   seat_scores(event["scores"], len(seats)))
                         for record in log for event in record.events if event.get("type") == "game_over"]
     return results
 

@@ -13,7 +13,7 @@ import re
 
 from nats.aio.msg import Msg
 
-from services.tournament.core.standings import GameResult
+from services.tournament.core.standings import GameResult, seat_scores
 from services.tournament.store import TournamentStore
 from shared.infra.result_group import GameResultGroup
 from shared.infra.runtime import Runtime
@@ -47,7 +47,7 @@ class TournamentResults(GameResultGroup):
         try:
             payload = json.loads(msg.data)
             table_id, game_no = str(payload["table_id"]), int(payload["game_no"])
-            scores = [int(score) for score in payload["event"]["scores"]]
+            scores = [int(score) for score in payload["event"]["scores"]]  # per position
         except (ValueError, KeyError, TypeError):
             log.error("bad_result_message", subject=msg.subject)
             await msg.term()
@@ -77,7 +77,12 @@ class TournamentResults(GameResultGroup):
                 and 0 < game_no <= tournament.settings.games_per_round):
             return False
         seats = tuple(tournament.rounds[round_no - 1].tables[table])
-        result = GameResult(round_no, table, game_no, seats, tuple(scores[:len(seats)]))
+        try:
+            result = GameResult(round_no, table, game_no, seats, seat_scores(scores, len(seats)))
+        except ValueError as err:  # a game over that does not match its table: never countable
+            log.error("bad_result_scores", tournament_id=tournament_id, round=round_no, table=table + 1,
+                      game=game_no, error=str(err))
+            return False
         recorded = await self.store.add_result(
             tournament_id, result, {"table_id": tournament.table_id(round_no, table), "msg_id": msg_id})
         if recorded:

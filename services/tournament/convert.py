@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 from services.lobby.catalog import (
     check_seat_count,
@@ -12,10 +13,11 @@ from services.lobby.catalog import (
     turn_seconds,
 )
 from services.tournament.core.rounds import FirstSeating, Kind, current_standings
-from services.tournament.core.standings import GameResult, Standing
+from services.tournament.core.standings import GameResult, Standing, check_tie_breaks
 from services.tournament.model import Settings, Status, Tournament
 from shared.api.stammtisch.v1 import tournament_pb2
 from shared.games.catalog import CATALOGUE, entry
+from shared.ids import check_player_id
 from shared.rpc.catalog import game_named
 from shared.rpc.errors import invalid
 from shared.rpc.times import timestamp, unix_seconds
@@ -26,6 +28,7 @@ MAX_ROUNDS = 50
 MAX_GAMES = 20
 MAX_CHECK_IN = 3600
 MAX_ROUND_SECONDS = 86_400
+MAX_FORBIDDEN_PAIRS = 1000
 #: Games whose deal is fixed per round of play by the seed (the catalogue says): duplicate deals.
 DUPLICATE_DEAL_GAMES = frozenset(name for name, game in CATALOGUE.items() if game.duplicate_deals)
 
@@ -42,7 +45,7 @@ _STATUS = {
 }
 
 
-def _within(name: str, value: float, low: float, high: float) -> None:
+def check_within(name: str, value: float, low: float, high: float) -> None:
     if not low <= value <= high:
         raise invalid(f"{name} must be {low} to {high}, got {value}")
 
@@ -60,20 +63,24 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
     check_seat_count(game, request.table_size)
     options = game_options(game, request.options)
     new_game(game, request.table_size, options, seed=0)
-    _within("capacity", request.capacity, 2, MAX_CAPACITY)
-    _within("games_per_round", request.games_per_round, 1, MAX_GAMES)
+    check_within("capacity", request.capacity, 2, MAX_CAPACITY)
+    check_within("games_per_round", request.games_per_round, 1, MAX_GAMES)
     rounds = request.rounds if kind == Kind.SERIES else 0
     if kind == Kind.SERIES:
-        _within("rounds", rounds, 1, MAX_ROUNDS)
-        _within("late_entry_until_round", request.late_entry_until_round, 0, rounds)
+        check_within("rounds", rounds, 1, MAX_ROUNDS)
+        check_within("late_entry_until_round", request.late_entry_until_round, 0, rounds)
     keep = request.keep or 1
     if kind == Kind.KNOCKOUT:
-        _within("keep", keep, 1, known.min_seats - 1)
+        check_within("keep", keep, 1, known.min_seats - 1)
     if request.duplicate_deals and game not in DUPLICATE_DEAL_GAMES:
         raise invalid(f"duplicate deals need a game dealt per round by its seed: "
                       f"{', '.join(sorted(DUPLICATE_DEAL_GAMES))}")
-    _within("round_seconds", request.round_seconds, 0, MAX_ROUND_SECONDS)
-    _within("check_in_seconds", request.check_in_seconds, 0, MAX_CHECK_IN)
+    check_within("round_seconds", request.round_seconds, 0, MAX_ROUND_SECONDS)
+    check_within("check_in_seconds", request.check_in_seconds, 0, MAX_CHECK_IN)
+    try:
+        tie_breaks = check_tie_breaks(list(request.tie_breaks))
+    except ValueError as exc:
+        raise invalid(f"tie_breaks: {exc}") from exc
     return Settings(
         name=name, game=game, kind=kind, options=options,
         turn_seconds=turn_seconds(request.options, default_turn), capacity=request.capacity,
@@ -86,8 +93,22 @@ def settings_of(request: tournament_pb2.TournamentSettings, default_turn: float)
         keep=keep if kind == Kind.KNOCKOUT else 1, duplicate=request.duplicate_deals,
         late_entry_until_round=request.late_entry_until_round if kind == Kind.SERIES else 0,
         check_in_seconds=float(request.check_in_seconds),
-        no_show_bot=request.no_show == tournament_pb2.NO_SHOW_BOT)
+        no_show_bot=request.no_show == tournament_pb2.NO_SHOW_BOT,
+        manual_rounds=request.manual_rounds, tie_breaks=list(tie_breaks))
 
+
+def forbidden_pairs_of(pairs: Sequence[tournament_pb2.ForbiddenPair]) -> list[tuple[str, str]]:
+    """Checked pairs of player ids; INVALID_ARGUMENT for a malformed id, a player paired with
+    itself, or too many pairs."""
+    if len(pairs) > MAX_FORBIDDEN_PAIRS:
+        raise invalid(f"at most {MAX_FORBIDDEN_PAIRS} forbidden pairs")
+    checked = []
+    for item in pairs:
+        a, b = check_player_id(item.player_a), check_player_id(item.player_b)
+        if a == b:
+            raise invalid(f"a player cannot be forbidden to meet themselves ({a})")
+        checked.append((a, b))
+    return checked
 
 
 
@@ -110,7 +131,12 @@ def settings_proto(settings: Settings) -> tournament_pb2.TournamentSettings:
         keep=settings.keep, duplicate_deals=settings.duplicate,
         late_entry_until_round=settings.late_entry_until_round,
         check_in_seconds=round(settings.check_in_seconds),
-        no_show=tournament_pb2.NO_SHOW_BOT if settings.no_show_bot else tournament_pb2.NO_SHOW_DROP)
+        no_show=tournament_pb2.NO_SHOW_BOT if settings.no_show_bot else tournament_pb2.NO_SHOW_DROP,
+        manual_rounds=settings.manual_rounds, tie_breaks=settings.tie_breaks)
+
+
+def _pairs_proto(pairs: Sequence[Sequence[str]]) -> list[tournament_pb2.ForbiddenPair]:
+    return [tournament_pb2.ForbiddenPair(player_a=a, player_b=b) for a, b in pairs]
 
 
 def round_proto(tournament: Tournament, number: int,
@@ -122,7 +148,8 @@ def round_proto(tournament: Tournament, number: int,
         tables=[tournament_pb2.TournamentTable(
             table=index + 1, table_id=tournament.table_id(number, index), player_ids=seats,
             games_finished=sum(1 for r in recorded if r.round == number and r.table == index))
-            for index, seats in enumerate(seated.tables)])
+            for index, seats in enumerate(seated.tables)],
+        forced_pairs=_pairs_proto(seated.forced))
 
 
 def tournament_proto(tournament: Tournament, recorded: Sequence[GameResult]) -> tournament_pb2.Tournament:
@@ -133,17 +160,18 @@ def tournament_proto(tournament: Tournament, recorded: Sequence[GameResult]) -> 
         players=[tournament_pb2.TournamentPlayer(
             player_id=p.player_id, name=p.name, rating=p.rating, first_round=p.first_round,
             last_round=p.last_round or 0, checked_in=p.checked_in, bot=p.bot) for p in tournament.players],
-        current_round=len(tournament.rounds),
-        rounds=[round_proto(tournament, number, recorded)
-                for number in range(1, len(tournament.rounds) + 1)],
-        created_at=timestamp(tournament.created_at))
+        current_round=len(tournament.announced_rounds()),
+        rounds=[round_proto(tournament, round_.number, recorded) for round_ in tournament.announced_rounds()],
+        created_at=timestamp(tournament.created_at),
+        awaiting_next_round=tournament.awaiting_next_round,
+        forbidden_pairs=_pairs_proto(tournament.forbidden_pairs))
 
 
 def standings_of(tournament: Tournament, recorded: Sequence[GameResult]) -> list[Standing]:
     """The standings of the people (bot entries left out), recomputed from the results."""
     bots = {p.player_id for p in tournament.players if p.bot}
     lines = current_standings(tournament.format(), tournament.core_players(),
-                              [r.seated() for r in tournament.rounds], recorded)
+                              [r.seated() for r in tournament.announced_rounds()], recorded)
     return [line for line in lines if line.player_id not in bots]
 
 
@@ -154,15 +182,23 @@ def standings_proto(tournament: Tournament,
     return [tournament_pb2.StandingLine(
         rank=rank, player_id=line.player_id, name=names[line.player_id].name,
         points=float(line.points), points_exact=str(line.points), game_points=line.game_points,
-        wins=line.wins, games=line.games, reached_round=line.reached,
-        withdrawn=names[line.player_id].last_round is not None)
+        wins=line.wins, games=line.games, reached_round=line.reached, reached_place=line.last_place,
+        withdrawn=names[line.player_id].last_round is not None,
+        tie_breaks=[tie_break_proto(name, line.tie_break(name)) for name in tournament.settings.tie_breaks])
         for rank, line in enumerate(standings_of(tournament, recorded), start=1)]
 
 
-def result_proto(tournament: Tournament, result: GameResult,
-                 points: Sequence[object]) -> tournament_pb2.TournamentGameResult:
-    """One recorded game with the points the rule gave each seat."""
+def tie_break_proto(name: str, value: int | Fraction) -> tournament_pb2.TieBreakValue:
+    """One tie-break's value of a standing line."""
+    return tournament_pb2.TieBreakValue(name=name, value=float(value), exact=str(value))
+
+
+def result_proto(tournament: Tournament, result: GameResult, points: Sequence[object],
+                 provisional: bool) -> tournament_pb2.TournamentGameResult:
+    """One recorded game with the points the rule gave each seat (``provisional``: as far as
+    known; other tables of its duplicate deal have not reported yet)."""
     return tournament_pb2.TournamentGameResult(
         round=result.round, table=result.table + 1, game=result.game,
         table_id=tournament.table_id(result.round, result.table), player_ids=result.seats,
-        scores=result.scores, points=[str(p) for p in points])
+        scores=result.scores, points=[str(p) for p in points], provisional=provisional)
+

@@ -6,9 +6,12 @@ idempotent and every write to the tournament is fenced by the lease (the
 store's script refuses a director that lost it), so two replicas racing, or a
 replacement for one killed mid-step, never seat a round twice:
 
-registration -> (check-in) -> seat round k -> start each table's games until
-each has G recorded results (at the time limit: bots play the running games
-out, no new game starts) -> round k finished -> ... -> finished.
+registration -> (check-in) -> seat round k (silently) -> deal each table's
+first game -> announce round k (its ``seated`` entry: every seated player's
+table can be played at once) -> start each table's games until each has G
+recorded results (at the time limit: bots play the running games
+out, no new game starts) -> round k finished -> (manual rounds: wait for the
+organizer's StartNextRound) -> ... -> finished.
 
 The seating is computed from the document and the recorded results alone
 (the pure core), so a director that redoes a step computes the same tables.
@@ -22,6 +25,7 @@ import time
 import uuid
 from collections import Counter
 
+from services.tournament import notify
 from services.tournament.core.rounds import finished, plan_round
 from services.tournament.core.seating import SeatedTable
 from services.tournament.model import Status, Tournament
@@ -95,6 +99,9 @@ class Director:
             start_at = tournament.settings.start_at
             if start_at and now >= start_at and tournament.players:
                 await self.store.change(tid, lambda t: t.start(now), self.holder)
+            elif start_at and now >= start_at - notify.SOON_SECONDS and not tournament.reminded:
+                reminded, _entry = await self.store.change(tid, Tournament.remind, self.holder)
+                await notify.starting_soon(self.store.runtime, reminded)
             return 0
         if status == Status.CHECK_IN:
             if now >= tournament.check_in_until:
@@ -105,7 +112,23 @@ class Director:
         if not tournament.rounds or tournament.rounds[-1].finished:
             await self._next_round(tournament, now)
             return 0
+        if not tournament.rounds[-1].announced:
+            return await self._announce_round(tournament)
         return await self._play_round(tournament, now)
+
+    async def _announce_round(self, tournament: Tournament) -> int:
+        """Deal the first game of every table of the round just seated; once each has its game,
+        announce the seating (so no seated player is told of a table that is not there yet)."""
+        current = tournament.rounds[-1]
+        dealt = [await self.tables.dealt(tournament, current, index) for index in range(len(current.tables))]
+        if all(dealt):
+            number = current.number
+            announced, _entry = await self.store.change(
+                tournament.tournament_id, lambda t: t.announce_round(number, time.time()), self.holder)
+            await notify.seated(self.store.runtime, announced, number)
+            TOURNAMENT_ROUNDS.inc()
+            log.info("round_announced", tournament_id=tournament.tournament_id, round=number)
+        return len(dealt)
 
     async def _play_round(self, tournament: Tournament, now: float) -> int:
         tid = tournament.tournament_id
@@ -132,8 +155,8 @@ class Director:
             await self.store.change(tid, Tournament.finish, self.holder)
             log.info("tournament_finished", tournament_id=tid)
             return
-        if tournament.status == Status.PAUSED:
-            return
+        if tournament.status == Status.PAUSED or tournament.awaiting_next_round:
+            return  # paused, or (manual rounds) waiting for the organizer's StartNextRound
         results = [result for result, _extra in await self.store.results(tid)]
 
         def plan(t: Tournament) -> list[SeatedTable]:
@@ -150,6 +173,5 @@ class Director:
             return t.seat(len(t.rounds) + 1, tables, now)
 
         tournament, entry = await self.store.change(tid, seat, self.holder)
-        if entry["change"] == "seated":
-            TOURNAMENT_ROUNDS.inc()
-        log.info("round_seated", tournament_id=tid, change=entry["change"], round=len(tournament.rounds))
+        log.info("round_seated", tournament_id=tid, change=entry.get("change", "seated_silently"),
+                 round=len(tournament.rounds))

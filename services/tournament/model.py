@@ -1,7 +1,8 @@
 """A tournament as one document: its settings, players, seated rounds and status.
 
 Every change is a method that checks and mutates in place and returns the
-history entry it makes (a dict with at least "change"), raising a clean
+history entry it makes (a dict with at least "change"; empty for the one
+silent change, a round seated but not yet announced), raising a clean
 ServiceError to refuse. The store runs these methods by compare-and-set on the
 newest copy and appends the entry to the tournament's history in the same
 atomic step, so a change and its history entry never come apart.
@@ -16,8 +17,9 @@ from typing import Any
 
 import grpc
 
-from services.tournament.core.rounds import FirstSeating, Format, Kind, Player
-from services.tournament.core.seating import SeatedTable
+from services.tournament.core.rounds import FirstSeating, Format, Kind, Player, finished
+from services.tournament.core.seating import SeatedTable, forced_pairs, pair
+from services.tournament.core.standings import DEFAULT_TIE_BREAKS
 from shared.rpc.errors import ServiceError, precondition
 
 #: History entry made by a change.
@@ -37,6 +39,10 @@ class Status(StrEnum):
 
 #: Statuses in which the director still has work.
 ACTIVE = (Status.REGISTRATION, Status.CHECK_IN, Status.RUNNING, Status.PAUSED)
+#: The status after a history entry of these changes (every other change keeps the status).
+STATUS_AFTER = {"created": Status.REGISTRATION, "check_in_opened": Status.CHECK_IN,
+                "started": Status.RUNNING, "paused": Status.PAUSED, "resumed": Status.RUNNING,
+                "finished": Status.FINISHED, "cancelled": Status.CANCELLED}
 
 
 @dataclass
@@ -62,6 +68,10 @@ class Settings:
     late_entry_until_round: int = 0
     check_in_seconds: float = 0.0
     no_show_bot: bool = False
+    #: Rounds after the first wait for the organizer's StartNextRound.
+    manual_rounds: bool = False
+    #: Standings tie-breaks after points, in order (core.standings.TIE_BREAKS).
+    tie_breaks: list[str] = field(default_factory=lambda: list(DEFAULT_TIE_BREAKS))
 
 
 @dataclass
@@ -90,6 +100,11 @@ class Round:
     finished: bool = False
     #: Past the time limit: running games are finished by bots, no new game starts.
     cut: bool = False
+    #: Its ``seated`` entry is written: every table's first game exists (a round seated by an
+    #: older version, before this field, was announced at once).
+    announced: bool = True
+    #: Forbidden pairs (a < b) no seating of the round could keep apart.
+    forced: list[list[str]] = field(default_factory=list)
 
     def seated(self) -> list[SeatedTable]:
         """The tables as the core sees them."""
@@ -111,6 +126,12 @@ class Tournament:
     #: Never shown to clients: the seeds of the games derive from it, so nobody can compute
     #: a tournament's deals in advance (each game's seed is revealed after it, as at any table).
     deal_secret: str = ""
+    #: Pairs [a, b] (a < b) who must not meet at a table (the organizer's SetForbiddenPairs).
+    forbidden_pairs: list[list[str]] = field(default_factory=list)
+    #: With manual rounds: the highest round the organizer let start (StartNextRound).
+    released_round: int = 1
+    #: Its players were told it starts soon (notify.py: once per tournament).
+    reminded: bool = False
     version: int = 0
 
     # -- storage --------------------------------------------------------------------------
@@ -150,7 +171,17 @@ class Tournament:
         """The core's view of the settings."""
         s = self.settings
         return Format(s.kind, s.rounds, s.games_per_round, s.min_size, s.max_size, s.table_size,
-                      self.seed, s.first_seating, s.keep, s.duplicate)
+                      self.seed, s.first_seating, s.keep, s.duplicate, tuple(s.tie_breaks),
+                      frozenset((a, b) for a, b in self.forbidden_pairs))
+
+    @property
+    def awaiting_next_round(self) -> bool:
+        """With manual rounds: the last round is done, another is due, and the organizer has
+        not started it yet."""
+        current = self.current
+        return (self.settings.manual_rounds and self.status in (Status.RUNNING, Status.PAUSED)
+                and current is not None and current.finished and self.released_round <= current.number
+                and not finished(self.format(), [r.seated() for r in self.rounds]))
 
     def core_players(self) -> list[Player]:
         """The entrants the core seats and ranks (bot entries are seated as people would be)."""
@@ -268,6 +299,34 @@ class Tournament:
         self.status = Status.RUNNING
         return {"change": "resumed"}
 
+    def remind(self) -> Entry:
+        """Registration: the players are told it starts soon (once)."""
+        if self.status != Status.REGISTRATION or self.reminded:
+            raise precondition("the players were told already, or it has started")
+        self.reminded = True
+        return {"change": "starting_soon"}
+
+    def start_next_round(self) -> Entry:
+        """Manual rounds: let the director seat the next round."""
+        if not self.settings.manual_rounds:
+            raise precondition("this tournament starts its rounds by itself (no manual_rounds)")
+        if not self.awaiting_next_round:
+            raise precondition("no round is waiting to start: the current one is still playing, "
+                               "or the tournament is not running")
+        self.released_round = len(self.rounds) + 1
+        return {"change": "next_round_started", "round": self.released_round}
+
+    def set_forbidden_pairs(self, pairs: list[tuple[str, str]]) -> Entry:
+        """Replace the pairs who must not meet (registered players, each pair once)."""
+        if self.status in (Status.FINISHED, Status.CANCELLED):
+            raise precondition("the tournament is over")
+        for a, b in pairs:
+            for player in (a, b):
+                if self.entrant(player) is None:
+                    raise precondition(f"player {player!r} is not registered for this tournament")
+        self.forbidden_pairs = [list(p) for p in sorted({pair(a, b) for a, b in pairs})]
+        return {"change": "forbidden_pairs_set"}
+
     def cancel(self) -> Entry:
         """Stop for good."""
         if self.status in (Status.FINISHED, Status.CANCELLED):
@@ -278,12 +337,30 @@ class Tournament:
     # -- changes by the director -------------------------------------------------------------
 
     def seat(self, number: int, tables: list[SeatedTable], now: float) -> Entry:
-        """Store round ``number``'s seating (refused if it is not the next round)."""
+        """Store round ``number``'s seating, silently (refused if it is not the next round): the
+        director deals every table's first game, then :meth:`announce_round` tells the players."""
         if number != len(self.rounds) + 1 or self.status != Status.RUNNING:
             raise precondition(f"round {number} is not the next round to seat")
         bots = {p.player_id for p in self.players if p.bot}
-        self.rounds.append(Round(number, [["" if p in bots else p for p in t.seats] for t in tables], now))
+        forbidden = self.format().forbidden if self.forbidden_pairs else frozenset()
+        forced = forced_pairs([t.players for t in tables], forbidden) if forbidden else []
+        self.rounds.append(Round(number, [["" if p in bots else p for p in t.seats] for t in tables], now,
+                                 announced=False, forced=[list(p) for p in forced]))
+        return {}
+
+    def announce_round(self, number: int, now: float) -> Entry:
+        """Every table of the seated round ``number`` has its game: the seating is news, and the
+        round's clock starts."""
+        current = self.current
+        if current is None or current.number != number or current.announced:
+            raise precondition(f"round {number} is not waiting for its announcement")
+        current.announced = True
+        current.started_at = now
         return {"change": "seated", "round": number}
+
+    def announced_rounds(self) -> list[Round]:
+        """The rounds players have been told of (the newest may still be dealing its tables)."""
+        return [round_ for round_ in self.rounds if round_.announced]
 
     def finish_round(self, number: int) -> Entry:
         """Every table of the round is done."""

@@ -10,41 +10,43 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 
 from services.scoring.store import ScoreStore
-from services.tournament import convert
-from services.tournament.core.standings import GameResult, ResultKey, game_points_of
+from services.tournament import convert, export
 from services.tournament.model import Entry, Tournament
+from services.tournament.news import LAST
+from services.tournament.schedules import ScheduleStore, schedule_of, schedule_proto
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
 from services.tournament.watchers import TournamentWatchers
 from shared.api.stammtisch.v1 import tournament_pb2, tournament_pb2_grpc
-from shared.ids import check_player_id, check_tournament_id
+from shared.ids import IdError, check_player_id, check_tournament_id
 from shared.infra.runtime import Runtime
 from shared.rpc.auth import caller
 from shared.rpc.catalog import game_or_all
-from shared.rpc.errors import invalid
+from shared.rpc.errors import ServiceError, invalid, not_found
 
+#: ExportResults' formats: (file name suffix, content type, writer).
+EXPORTS = {
+    tournament_pb2.EXPORT_FORMAT_STANDINGS_CSV: ("standings.csv", export.CSV_TYPE, export.standings_csv),
+    tournament_pb2.EXPORT_FORMAT_GAMES_CSV: ("games.csv", export.CSV_TYPE, export.games_csv),
+    tournament_pb2.EXPORT_FORMAT_JSON: ("results.json", export.JSON_TYPE, export.results_json),
+}
 #: A change of the document: mutates it, returns its history entry.
 Change = Callable[[Tournament], Entry]
 DEFAULT_LIST = 50
 MAX_LIST = 200
-#: Standings kept for watchers (each is shared by every watcher of the tournament).
-STANDINGS_CACHE = 256
-#: Changes after which a watcher gets the standings.
-_WITH_STANDINGS = ("game_finished", "round_finished", "finished", "cancelled")
 
 
 class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
     """Every call acts as the token's player; organizer controls check the organizer."""
 
     def __init__(self, runtime: Runtime, store: TournamentStore, tables: TournamentTables,
-                 watchers: TournamentWatchers) -> None:
+                 watchers: TournamentWatchers, schedules: ScheduleStore) -> None:
         self.store = store
+        self.schedules = schedules
         self.watchers = watchers
         self.tables = tables
         self.scores = ScoreStore(runtime)
         self.default_turn = runtime.settings.turn_seconds
-        #: (tournament, history seq) -> standings then, newest use last.
-        self._standings_cache: dict[tuple[str, int], list[tournament_pb2.StandingLine]] = {}
 
     async def _reply(self, tournament: Tournament) -> tournament_pb2.Tournament:
         recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
@@ -150,6 +152,61 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         reply = await self._withdraw(request.tournament_id, check_player_id(request.player_id), "removed")
         return tournament_pb2.RemovePlayerResponse(tournament=reply)
 
+    async def StartNextRound(self, request: tournament_pb2.StartNextRoundRequest,
+                             context: grpc.aio.ServicerContext) -> tournament_pb2.StartNextRoundResponse:
+        reply = await self._change(request.tournament_id, self._organizer("start_next_round"))
+        return tournament_pb2.StartNextRoundResponse(tournament=reply)
+
+    async def SetForbiddenPairs(
+            self, request: tournament_pb2.SetForbiddenPairsRequest,
+            context: grpc.aio.ServicerContext) -> tournament_pb2.SetForbiddenPairsResponse:
+        pairs = convert.forbidden_pairs_of(request.pairs)
+        who = caller()
+
+        def change(tournament: Tournament) -> Entry:
+            tournament.check_organizer(who.player_id)
+            return tournament.set_forbidden_pairs(pairs)
+
+        reply = await self._change(request.tournament_id, change)
+        return tournament_pb2.SetForbiddenPairsResponse(tournament=reply)
+
+    async def ExportResults(self, request: tournament_pb2.ExportResultsRequest,
+                            context: grpc.aio.ServicerContext) -> tournament_pb2.ExportResultsResponse:
+        if request.format not in EXPORTS:
+            raise invalid("format must be EXPORT_FORMAT_STANDINGS_CSV, EXPORT_FORMAT_GAMES_CSV or "
+                          "EXPORT_FORMAT_JSON")
+        tournament = await self.store.get(check_tournament_id(request.tournament_id))
+        recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
+        suffix, content_type, write = EXPORTS[request.format]
+        return tournament_pb2.ExportResultsResponse(
+            content_type=content_type, filename=f"{tournament.tournament_id}-{suffix}",
+            content=write(tournament, recorded))
+
+    async def CreateSchedule(self, request: tournament_pb2.CreateScheduleRequest,
+                             context: grpc.aio.ServicerContext) -> tournament_pb2.CreateScheduleResponse:
+        schedule = schedule_of(request.schedule, self.default_turn, uuid.uuid4().hex, caller().player_id,
+                               time.time())
+        await self.schedules.add(schedule)
+        return tournament_pb2.CreateScheduleResponse(schedule=schedule_proto(schedule))
+
+    async def ListSchedules(self, request: tournament_pb2.ListSchedulesRequest,
+                            context: grpc.aio.ServicerContext) -> tournament_pb2.ListSchedulesResponse:
+        return tournament_pb2.ListSchedulesResponse(
+            schedules=[schedule_proto(schedule) for schedule in await self.schedules.all()])
+
+    async def DeleteSchedule(self, request: tournament_pb2.DeleteScheduleRequest,
+                             context: grpc.aio.ServicerContext) -> tournament_pb2.DeleteScheduleResponse:
+        try:
+            schedule = await self.schedules.get(check_tournament_id(request.schedule_id))
+        except IdError as exc:
+            raise invalid("schedule_id must be 32 lowercase hex digits") from exc
+        if schedule is None:
+            raise not_found(f"schedule {request.schedule_id!r}")
+        if schedule.organizer_id != caller().player_id:
+            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "only the organizer may do that")
+        await self.schedules.delete(schedule.schedule_id)
+        return tournament_pb2.DeleteScheduleResponse()
+
     async def GetStandings(self, request: tournament_pb2.GetStandingsRequest,
                            context: grpc.aio.ServicerContext) -> tournament_pb2.GetStandingsResponse:
         tournament = await self.store.get(check_tournament_id(request.tournament_id))
@@ -166,52 +223,13 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
             raise invalid("after_seq must be >= 0")
         await self.store.get(tournament_id)  # NOT_FOUND before the stream starts
         watcher = caller().player_id
-        # The history is read from its start so that each entry's standings count exactly the
-        # games recorded up to it, whatever after_seq the watcher resumes from.
-        seen: set[ResultKey] = set()
-        async for entries, tournament, recorded in self.watchers.entries(tournament_id):
-            for seq, entry in entries:
-                if entry["change"] == "game_finished":
-                    seen.add((int(entry["round"]), int(entry["table"]), int(entry["game"])))
-                if seq <= request.after_seq:
+        # Each entry's response is built once for every watcher of this process (news.Replay),
+        # from the history's start, so it tells the tournament as it was at that entry.
+        async for replay, indexes in self.watchers.news(tournament_id):
+            for index in indexes:
+                moment = replay.moments[index]
+                if moment.seq <= request.after_seq:
                     continue
-                so_far = [r for r in recorded if (r.round, r.table, r.game) in seen]
-                yield self._news(tournament, so_far, seq, entry, watcher)
-                if entry["change"] in ("finished", "cancelled"):
+                yield replay.response(index, watcher)
+                if moment.entry["change"] in LAST:
                     return
-
-    def _news(self, tournament: Tournament, recorded: list[GameResult], seq: int, entry: Entry,
-              watcher: str) -> tournament_pb2.WatchTournamentResponse:
-        change = str(entry["change"])
-        response = tournament_pb2.WatchTournamentResponse(
-            seq=seq, change=change, player_id=str(entry.get("player_id", "")),
-            status=convert.status_proto(tournament.status))
-        if change == "seated":
-            number = int(entry["round"])
-            response.round.CopyFrom(convert.round_proto(tournament, number, recorded))
-            seat = tournament.seat_of(watcher, number)
-            if seat is not None:
-                response.your_seat.CopyFrom(tournament_pb2.YourSeat(
-                    round=number, table=seat[0] + 1, table_id=tournament.table_id(number, seat[0]),
-                    seat=seat[1]))
-        if change == "game_finished":
-            key = (int(entry["round"]), int(entry["table"]), int(entry["game"]))
-            mine = [r for r in recorded if (r.round, r.table, r.game) == key]
-            if mine:
-                points = game_points_of(recorded, tournament.settings.duplicate)[key]
-                response.result.CopyFrom(convert.result_proto(tournament, mine[0], points))
-        if change in _WITH_STANDINGS:
-            response.standings.extend(self._standings_at(tournament, seq, recorded))
-        return response
-
-    def _standings_at(self, tournament: Tournament, seq: int,
-                      recorded: list[GameResult]) -> list[tournament_pb2.StandingLine]:
-        """The standings after history entry ``seq``, computed once for all watchers."""
-        key = (tournament.tournament_id, seq)
-        lines = self._standings_cache.pop(key, None)
-        if lines is None:
-            lines = convert.standings_proto(tournament, recorded)
-        self._standings_cache[key] = lines
-        while len(self._standings_cache) > STANDINGS_CACHE:
-            self._standings_cache.pop(next(iter(self._standings_cache)))
-        return lines

@@ -35,14 +35,18 @@ BACKOFF_SECONDS = 0.002
 LEASE_LOST = -1
 
 _SAVE = """
--- KEYS: doc, history, lease; ARGV: expected version, document, entry json, holder ('' = none), ttl
+-- KEYS: doc, history, lease; ARGV: expected version, document, entry json ('' = none), holder
+-- ('' = none), ttl
 if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then return -1 end
 local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if cur ~= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'v', cur + 1, 'doc', ARGV[2])
-local n = redis.call('XLEN', KEYS[2]) + 1
-redis.call('XADD', KEYS[2], n .. '-0', 'e', ARGV[3])
-for i = 1, 2 do redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
+if ARGV[3] ~= '' then
+  local n = redis.call('XLEN', KEYS[2]) + 1
+  redis.call('XADD', KEYS[2], n .. '-0', 'e', ARGV[3])
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 """
 
@@ -122,9 +126,9 @@ class TournamentStore:
 
     async def change(self, tournament_id: str, fn: Callable[[Tournament], Entry],
                      holder: str = "") -> tuple[Tournament, Entry]:
-        """Apply ``fn`` to the newest copy; store it with its history entry atomically. With ``holder``,
-        only while that director holds the lease (else :class:`LeaseLost`): a director that lost its
-        lease while planning never writes over its successor."""
+        """Apply ``fn`` to the newest copy; store it with its history entry atomically (an empty entry:
+        none). With ``holder``, only while that director holds the lease (else :class:`LeaseLost`): a
+        director that lost its lease while planning never writes over its successor."""
         for attempt in range(MAX_ATTEMPTS):
             if attempt:
                 # Jittered backoff: two hundred players registering at once otherwise keep
@@ -132,7 +136,8 @@ class TournamentStore:
                 await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
             tournament = await self.get(tournament_id)
             entry = fn(tournament)
-            entry["at"] = time.time()
+            if entry:
+                entry["at"] = time.time()
             saved = await self._write(tournament, entry, tournament.version, holder)
             if saved == LEASE_LOST:
                 raise LeaseLost(tournament_id)
@@ -148,7 +153,12 @@ class TournamentStore:
         tid = tournament.tournament_id
         return int(await self._save(
             keys=[self.key(tid, "doc"), self.key(tid, "history"), self.key(tid, "lease")],
-            args=[expected, document, json.dumps(entry, separators=(",", ":")), holder, TTL_MS]))
+            args=[expected, document, json.dumps(entry, separators=(",", ":")) if entry else "", holder,
+                  TTL_MS]))
+
+    async def exists(self, tournament_id: str) -> bool:
+        """Whether the tournament was created (and has not expired)."""
+        return bool(await self.redis.exists(self.key(tournament_id, "doc")))
 
     async def newest(self, limit: int) -> list[Tournament]:
         """Newest first (ids whose document expired are skipped)."""
@@ -198,7 +208,8 @@ class TournamentStore:
     # -- the director's lease ---------------------------------------------------------------------
 
     async def hold(self, tournament_id: str, holder: str, ttl_seconds: float) -> bool:
-        """Take the lease if free, or renew it if ours; False while another director holds it."""
+        """Take the lease if free, or renew it if ours; False while another director holds it
+        (also the scheduler's lease, under a name no tournament id has: schedules.py)."""
         return bool(await self._lease(keys=[self.key(tournament_id, "lease")],
                                       args=[holder, int(ttl_seconds * 1000)]))
 

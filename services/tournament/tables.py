@@ -126,6 +126,19 @@ class TournamentTables:
         await self._start(tournament, round_, index, table, recorded + 1)
         return False
 
+    async def dealt(self, tournament: Tournament, round_: Round, index: int) -> bool:
+        """Whether the table's first game of the round exists (a table of bots only never does:
+        True), creating the table and starting that game when not."""
+        if not any(round_.tables[index]):
+            return True
+        try:
+            await self.series.store.head(tournament.table_id(round_.number, index))
+            return True
+        except REFUSED:
+            pass
+        await self.advance(tournament, round_, index, 0)
+        return False
+
     async def _start(self, tournament: Tournament, round_: Round, index: int, table: LobbyTable,
                      game: int) -> None:
         def prepare(current: LobbyTable) -> None:

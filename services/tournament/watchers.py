@@ -2,9 +2,10 @@
 
 Two hundred players watching one tournament must not hold two hundred Redis
 connections in blocking reads: each process polls a tournament's history once
-per interval while anyone watches it, keeps the entries in memory with the
-document and results read after them, and wakes the watchers. (The history is
-small: a few entries per game.)
+per interval while anyone watches it, replays the entries into one shared
+:class:`~services.tournament.news.Replay` (each entry's response is built once
+for every watcher), and wakes the watchers. (The history is small: a few
+entries per game.)
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from services.tournament.core.standings import GameResult
-from services.tournament.model import Entry, Tournament
+from services.tournament.news import Replay
 from services.tournament.store import TournamentStore
 from shared.infra.tasks import poll_forever
 from shared.obs.logs import get_logger
@@ -31,9 +31,7 @@ class _Tail:
     """The history of one tournament as far as read, and who waits for more."""
 
     def __init__(self) -> None:
-        self.entries: list[tuple[int, Entry]] = []
-        #: The document and the recorded results, read after the last entries.
-        self.snapshot: tuple[Tournament, list[GameResult]] | None = None
+        self.replay = Replay()
         self.changed = asyncio.Condition()
         self.watchers = 0
         self.task: asyncio.Task[None] | None = None
@@ -48,14 +46,13 @@ class TournamentWatchers:
 
     async def _read(self, tournament_id: str, tail: _Tail) -> bool:
         """Read what is new; True while a full page came (more may be waiting)."""
-        after = tail.entries[-1][0] if tail.entries else 0
-        found = await self.store.history(tournament_id, after, count=PAGE)
+        moments = tail.replay.moments
+        found = await self.store.history(tournament_id, moments[-1].seq if moments else 0, count=PAGE)
         if found:
-            snapshot = (await self.store.get(tournament_id),
-                        [result for result, _extra in await self.store.results(tournament_id)])
+            tournament = await self.store.get(tournament_id)
+            results = [result for result, _extra in await self.store.results(tournament_id)]
             async with tail.changed:
-                tail.entries.extend(found)
-                tail.snapshot = snapshot
+                tail.replay.add(found, tournament, results)
                 tail.changed.notify_all()
         return len(found) == PAGE
 
@@ -75,20 +72,18 @@ class TournamentWatchers:
                 tail.task.cancel()
                 del self._tails[tournament_id]
 
-    async def entries(self, tournament_id: str) -> AsyncIterator[
-            tuple[list[tuple[int, Entry]], Tournament, list[GameResult]]]:
-        """Batches of history entries from the first, as they are read, each with the document
-        and results read after it; never ends by itself."""
+    async def news(self, tournament_id: str) -> AsyncIterator[tuple[Replay, range]]:
+        """The tournament's replay with the indexes of its moments not yet yielded, from the
+        first, as they are read; never ends by itself."""
         async with self._watching(tournament_id) as tail:
             sent = 0
             while True:
                 async with tail.changed:
-                    await tail.changed.wait_for(lambda seen=sent: len(tail.entries) > seen)  # type: ignore[misc]
-                    batch = tail.entries[sent:]
-                    snapshot = tail.snapshot
-                sent += len(batch)
-                assert snapshot is not None  # set with the first entries
-                yield batch, *snapshot
+                    await tail.changed.wait_for(
+                        lambda seen=sent: len(tail.replay.moments) > seen)  # type: ignore[misc]
+                    ready = len(tail.replay.moments)
+                yield tail.replay, range(sent, ready)
+                sent = ready
 
     async def close(self) -> None:
         """Stop every poller."""

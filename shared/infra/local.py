@@ -1,8 +1,11 @@
 """Start Redis and NATS servers as child processes, and keep them running.
 
-`stammtisch up` uses this when REDIS_URL/NATS_URL do not answer, and the test
+`stammtisch up` uses this when REDIS_URL/NATS_URL do not answer or carry no login, and the test
 session uses it when no Docker engine is there for testcontainers. Servers
-get their own data folder and are stopped (and waited for) on exit.
+get their own data folder and are stopped (and waited for) on exit. Every server
+is closed: Redis wants a password, NATS a user and password, both written into
+a config file of mode 0600 in the server's folder (never on its command line);
+the server's URL carries them (shared/infra/credentials.py).
 
 The Redis of `stammtisch up` keeps an append-only file in its folder and NATS
 keeps JetStream there, so a :class:`Supervisor` that restarts a dead server
@@ -13,6 +16,7 @@ session's servers need no persistence and run without it (faster).
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import socket
 import subprocess
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from shared.infra.credentials import Login, ServerLogins, with_login, without_login, write_private
 from shared.obs.logs import get_logger
 
 log = get_logger("localinfra")
@@ -144,30 +149,50 @@ def binary(name: str) -> str:
     return found
 
 
-def start_redis(port: int, data_dir: Path, fsync: str = "off") -> LocalServer:
-    """redis-server on 127.0.0.1:port; with an AOF in data_dir unless ``fsync`` is "off"."""
+def redis_auth_config(login: Login) -> str:
+    """redis.conf lines that close a Redis to all but ``login`` (its default user's password, or
+    an ACL user with the default user off), also when it replicates from a master."""
+    if not login.username:
+        return f"requirepass {login.password}\nmasterauth {login.password}\n"
+    return (f"user default off\nuser {login.username} on >{login.password} ~* &* +@all\n"
+            f"masteruser {login.username}\nmasterauth {login.password}\n")
+
+
+def start_redis(port: int, data_dir: Path, login: Login, fsync: str = "off") -> LocalServer:
+    """redis-server on 127.0.0.1:port for ``login`` only; with an AOF in data_dir unless
+    ``fsync`` is "off"."""
     if fsync not in REDIS_FSYNC:
         raise ValueError(f"Redis fsync must be one of {REDIS_FSYNC}, got {fsync!r}")
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir / "redis.log"
+    config = write_private(data_dir / "redis.conf", redis_auth_config(login))
     persistence = (["--appendonly", "no"] if fsync == "off"
                    else ["--appendonly", "yes", "--appendfsync", fsync])
-    command = [binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-               *persistence, "--dir", str(data_dir), "--logfile", str(log)]
-    return LocalServer.launch("redis-server", f"redis://127.0.0.1:{port}/0", command, log)
+    command = [binary("redis-server"), str(config), "--port", str(port), "--bind", "127.0.0.1",
+               "--save", "", *persistence, "--dir", str(data_dir), "--logfile", str(log)]
+    return LocalServer.launch("redis-server", with_login(f"redis://127.0.0.1:{port}/0", login),
+                              command, log)
 
 
-def start_nats(port: int, data_dir: Path, monitor_port: int | None = None) -> LocalServer:
-    """nats-server with JetStream on 127.0.0.1:port, storing under data_dir.
+def nats_auth_config(login: Login) -> str:
+    """nats-server config that admits ``login`` only."""
+    return ("authorization {\n  users = [\n"
+            f"    {{user: {json.dumps(login.username)}, password: {json.dumps(login.password)}}}\n"
+            "  ]\n}\n")
+
+
+def start_nats(port: int, data_dir: Path, login: Login, monitor_port: int | None = None) -> LocalServer:
+    """nats-server with JetStream on 127.0.0.1:port for ``login`` only, storing under data_dir.
 
     ``monitor_port`` also serves the HTTP monitoring pages (/connz: who is connected).
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir / "nats.log"
+    config = write_private(data_dir / "nats.conf", nats_auth_config(login))
     monitor = ["-m", str(monitor_port)] if monitor_port else []
-    command = [binary("nats-server"), "-a", "127.0.0.1", "-p", str(port), "-js", *monitor,
-               "-sd", str(data_dir / "jetstream"), "-l", str(log)]
-    return LocalServer.launch("nats-server", f"nats://127.0.0.1:{port}", command, log)
+    command = [binary("nats-server"), "-c", str(config), "-a", "127.0.0.1", "-p", str(port), "-js",
+               *monitor, "-sd", str(data_dir / "jetstream"), "-l", str(log)]
+    return LocalServer.launch("nats-server", with_login(f"nats://127.0.0.1:{port}", login), command, log)
 
 
 class Supervisor:
@@ -195,7 +220,7 @@ class Supervisor:
                     self._restart(server)
 
     def _restart(self, server: LocalServer) -> None:
-        log.warning("local_server_died", name=server.name, url=server.url,
+        log.warning("local_server_died", name=server.name, url=without_login(server.url),
                     returncode=server.process.returncode)
         try:
             server.restart()
@@ -203,15 +228,17 @@ class Supervisor:
             log.error("local_server_restart_failed", name=server.name, error=str(err))
             return
         self.restarts += 1
-        log.warning("local_server_restarted", name=server.name, url=server.url)
+        log.warning("local_server_restarted", name=server.name, url=without_login(server.url))
 
 
 @contextlib.contextmanager
 def server_pair(data_dir: Path, fsync: str = "off") -> Iterator[tuple[LocalServer, LocalServer]]:
-    """A fresh Redis and NATS on free ports for as long as the block runs."""
-    redis = start_redis(free_port(), data_dir / "redis", fsync)
+    """A fresh Redis and NATS on free ports for as long as the block runs, closed by new random
+    logins (the servers' URLs carry them)."""
+    logins = ServerLogins.fresh()
+    redis = start_redis(free_port(), data_dir / "redis", logins.redis, fsync)
     try:
-        nats = start_nats(free_port(), data_dir / "nats")
+        nats = start_nats(free_port(), data_dir / "nats", logins.nats)
     except BaseException:
         redis.stop()
         raise
@@ -224,6 +251,7 @@ def server_pair(data_dir: Path, fsync: str = "off") -> Iterator[tuple[LocalServe
 
 @contextlib.contextmanager
 def local_servers(data_dir: Path) -> Iterator[tuple[str, str]]:
-    """The URLs of a fresh Redis (without persistence) and NATS for as long as the block runs."""
+    """The URLs (with their logins) of a fresh closed Redis (without persistence) and NATS for as
+    long as the block runs."""
     with server_pair(data_dir) as (redis, nats):
         yield redis.url, nats.url

@@ -3,6 +3,9 @@
 For tests and experiments with replicated streams: every server gets a
 client port, a route port, a monitoring port, its own store and a
 ``server_name``; all share one cluster name and solicit routes to each other.
+Clients need the cluster's :attr:`LocalCluster.login` and so do the routes
+between the servers (a second login): both are in each server's config file
+(mode 0600), not on its command line.
 The servers are child processes, stopped (and reaped) on exit.
 """
 
@@ -15,10 +18,11 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.infra.local import LocalServer, binary, free_port
+from shared.infra.credentials import NATS_USER, Login, with_login, write_private
+from shared.infra.local import LocalServer, binary, free_port, nats_auth_config
 
 
 @dataclass
@@ -33,8 +37,8 @@ class ClusterNode:
     server: LocalServer | None = None
 
     @property
-    def url(self) -> str:
-        """The client URL."""
+    def address(self) -> str:
+        """The client URL without a login (what a log may show)."""
         return f"nats://127.0.0.1:{self.client_port}"
 
 
@@ -44,11 +48,33 @@ class LocalCluster:
 
     cluster_name: str
     nodes: list[ClusterNode]
+    #: The login clients connect with.
+    login: Login = field(default_factory=lambda: Login.fresh(NATS_USER))
+    #: The login the servers' routes to each other use.
+    route_login: Login = field(default_factory=lambda: Login.fresh("route"))
 
     @property
     def url(self) -> str:
-        """Every node's client URL, comma-separated."""
-        return ",".join(node.url for node in self.nodes)
+        """Every node's client URL with the login, comma-separated."""
+        return with_login(",".join(node.address for node in self.nodes), self.login)
+
+    def node_url(self, node: ClusterNode) -> str:
+        """One node's client URL with the login."""
+        return with_login(node.address, self.login)
+
+    def config(self, node: ClusterNode) -> Path:
+        """The node's config file: who may connect as a client, and as a route."""
+        route = self.route_login
+        routes = ",".join(with_login(f"nats://127.0.0.1:{other.route_port}", route)
+                          for other in self.nodes if other is not node)
+        cluster = ("cluster {\n"
+                   f"  name: {json.dumps(self.cluster_name)}\n"
+                   f"  listen: \"127.0.0.1:{node.route_port}\"\n"
+                   f"  authorization {{user: {json.dumps(route.username)}, "
+                   f"password: {json.dumps(route.password)}}}\n"
+                   f"  routes: {json.dumps(routes.split(','))}\n"
+                   "}\n")
+        return write_private(node.data_dir / "nats.conf", nats_auth_config(self.login) + cluster)
 
     def node(self, name: str) -> ClusterNode:
         """The node with this ``server_name``."""
@@ -57,18 +83,14 @@ class LocalCluster:
 
     def start(self, node: ClusterNode, timeout: float = 30.0) -> None:
         """Start (or restart, on its old store) one node; returns once it answers."""
-        routes = ",".join(f"nats://127.0.0.1:{other.route_port}" for other in self.nodes
-                          if other is not node)
         node.data_dir.mkdir(parents=True, exist_ok=True)
         log = node.data_dir / "nats.log"
         process = subprocess.Popen(
-            [binary("nats-server"), "-a", "127.0.0.1", "-p", str(node.client_port),
-             "-m", str(node.http_port), "--server_name", node.name,
-             "--cluster_name", self.cluster_name,
-             "--cluster", f"nats://127.0.0.1:{node.route_port}", "--routes", routes,
+            [binary("nats-server"), "-c", str(self.config(node)), "-a", "127.0.0.1",
+             "-p", str(node.client_port), "-m", str(node.http_port), "--server_name", node.name,
              "-js", "-sd", str(node.data_dir / "jetstream"), "-l", str(log)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        node.server = LocalServer(node.name, node.url, process)
+        node.server = LocalServer(node.name, self.node_url(node), process)
         wait_until(lambda: process.poll() is None and _http_ok(node, "/varz"), timeout,
                     f"{node.name} did not start; see {log}")
 

@@ -6,18 +6,22 @@ For tests and experiments with ``STAMMTISCH_REDIS_CLUSTER=1``: every node is a
 over, the way a cluster survives a crash) and its cluster bus on a free port
 of its own rather than port + 10000; ``redis-cli --cluster create`` joins
 them. A short ``cluster-node-timeout`` makes a failover take a second or two.
+Every node wants the cluster's :attr:`LocalRedisCluster.login` (in its config file,
+mode 0600; replicas use it towards their master, redis-cli gets it by environment).
 Nodes are stopped (and reaped) on exit, also when starting failed half way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.infra.local import REDIS_FSYNC, LocalServer, binary, free_port
+from shared.infra.credentials import Login, with_login, write_private
+from shared.infra.local import REDIS_FSYNC, LocalServer, binary, free_port, redis_auth_config
 from shared.infra.local_nats_cluster import wait_until
 
 #: Milliseconds a master may be silent before its replica takes over.
@@ -52,6 +56,8 @@ class LocalRedisCluster:
     replicas: int
     #: The AOF fsync policy of every node, or "off" (no persistence).
     fsync: str = "off"
+    #: The one login every node admits.
+    login: Login = field(default_factory=Login.fresh)
 
     @property
     def persistence(self) -> list[str]:
@@ -62,36 +68,44 @@ class LocalRedisCluster:
 
     @property
     def url(self) -> str:
-        """A seed node's URL (the cluster client learns the others from it)."""
-        return f"redis://{self.nodes[0].address}/0"
+        """A seed node's URL with the login (the cluster client learns the others from it)."""
+        return with_login(f"redis://{self.nodes[0].address}/0", self.login)
 
     def start(self, node: RedisNode) -> None:
         """Start (or restart, with its old nodes.conf) one node."""
         node.data_dir.mkdir(parents=True, exist_ok=True)
         log = node.data_dir / "redis.log"
-        command = [binary("redis-server"), "--port", str(node.port), "--bind", "127.0.0.1",
+        config = write_private(node.data_dir / "redis.conf", redis_auth_config(self.login))
+        command = [binary("redis-server"), str(config), "--port", str(node.port), "--bind", "127.0.0.1",
                    "--cluster-enabled", "yes", "--cluster-port", str(node.bus_port),
                    "--cluster-config-file", "nodes.conf",
                    "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", *self.persistence,
                    "--dir", str(node.data_dir), "--logfile", str(log)]
-        node.server = LocalServer.launch(f"redis-cluster-{node.port}", f"redis://{node.address}/0",
-                                         command, log)
+        node.server = LocalServer.launch(f"redis-cluster-{node.port}",
+                                         with_login(f"redis://{node.address}/0", self.login), command, log)
 
     def create(self) -> None:
         """Join the nodes into a cluster (slots spread over the masters) and wait until it is ok."""
-        subprocess.run([binary("redis-cli"), "--cluster", "create", *(n.address for n in self.nodes),
+        subprocess.run([*self._redis_cli(), "--cluster", "create", *(n.address for n in self.nodes),
                         "--cluster-replicas", str(self.replicas), "--cluster-yes"],
-                       check=True, capture_output=True, timeout=60)
+                       check=True, capture_output=True, timeout=60, env=self._cli_env())
         self.wait_ok()
 
     def cli(self, node: RedisNode, *args: str) -> str:
         """A redis-cli command on one node; its output ("" when the node does not answer)."""
         try:
-            done = subprocess.run([binary("redis-cli"), "-p", str(node.port), *args],
-                                  check=True, capture_output=True, timeout=10, text=True)
+            done = subprocess.run([*self._redis_cli(), "-p", str(node.port), *args], check=True,
+                                  capture_output=True, timeout=10, text=True, env=self._cli_env())
         except subprocess.SubprocessError:
             return ""
         return done.stdout
+
+    def _redis_cli(self) -> list[str]:
+        return [binary("redis-cli"), *(["--user", self.login.username] if self.login.username else [])]
+
+    def _cli_env(self) -> dict[str, str]:
+        """redis-cli's environment: the password by REDISCLI_AUTH, not on its command line."""
+        return {**os.environ, "REDISCLI_AUTH": self.login.password}
 
     def masters(self) -> list[RedisNode]:
         """The running nodes that serve slots as masters now, as a running node sees it."""

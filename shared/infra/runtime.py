@@ -12,7 +12,7 @@ cluster client; every key and script keeps to one slot (shared/infra/shards.py).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,9 @@ from redis.backoff import ExponentialBackoff
 
 from shared.config import Settings
 from shared.ids import check_name_part
+from shared.infra.credentials import login_of, without_login
 from shared.infra.local_fanout import LocalFanout
+from shared.infra.login_check import check_nats_login, check_redis_login
 from shared.infra.redis_connections import CancellableConnection, ClusterConnection
 from shared.infra.replicas import ReplicaWait
 from shared.infra.shards import Shards
@@ -97,25 +99,30 @@ class ResilientNats(NATS):
 
 async def connect_nats(servers: list[str], name: str, no_echo: bool = False) -> NATS:
     """A NATS connection (to one server or a cluster) that reconnects forever and logs what
-    happens to it. ``no_echo``: its own subscriptions never get what it publishes."""
+    happens to it. ``no_echo``: its own subscriptions never get what it publishes. The login of
+    the URLs is given for every server, also those the cluster announces later (bare URLs)."""
+    shown = without_login(",".join(servers))
+    login = login_of(",".join(servers))
 
     async def on_error(error: Exception) -> None:
         log.warning("nats_error", error=repr(error))
 
     async def on_disconnected() -> None:
-        log.warning("nats_disconnected", servers=servers)
+        log.warning("nats_disconnected", servers=shown)
 
     async def on_reconnected() -> None:
-        log.info("nats_reconnected", url=str(client.connected_url.geturl()) if client.connected_url else "")
+        log.info("nats_reconnected",
+                 url=without_login(client.connected_url.geturl()) if client.connected_url else "")
 
     async def on_closed() -> None:
-        log.info("nats_closed", servers=servers)
+        log.info("nats_closed", servers=shown)
 
     client = ResilientNats()
     await client.connect(servers, name=name, max_reconnect_attempts=-1,
                          reconnect_time_wait=NATS_RECONNECT_WAIT,  # type: ignore[arg-type]
                          error_cb=on_error, disconnected_cb=on_disconnected,
-                         reconnected_cb=on_reconnected, closed_cb=on_closed, no_echo=no_echo)
+                         reconnected_cb=on_reconnected, closed_cb=on_closed, no_echo=no_echo,
+                         user=login.username if login else None, password=login.password if login else None)
     return client
 
 
@@ -230,9 +237,21 @@ async def declare_streams(js: JetStreamContext, settings: Settings) -> None:
             await js.update_stream(config)
 
 
+async def refuse_refused_logins(settings: Settings) -> None:
+    """LoginRefused when Redis or NATS refuses the configured login (checked once, before the
+    connections that retry: NATS would retry a refused login forever). A server that cannot be
+    reached now is left to those connections."""
+    with suppress(redis.exceptions.RedisError):
+        await check_redis_login(settings.redis_url)
+    with suppress(nats.errors.Error, OSError, TimeoutError):
+        await check_nats_login(settings.nats_servers)
+
+
 @asynccontextmanager
 async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIterator[Runtime]:
-    """Connect to Redis and NATS, declare streams; drain and close on exit."""
+    """Connect to Redis and NATS, declare streams; drain and close on exit. LoginRefused when a
+    server refuses the configured login."""
+    await refuse_refused_logins(settings)
     redis = connect_redis(settings.redis_url, settings.redis_cluster)
     await redis.ping()
     nc = await connect_nats(settings.nats_servers, name)
@@ -240,7 +259,8 @@ async def open_runtime(settings: Settings, name: str = "stammtisch") -> AsyncIte
     js = nc.jetstream()
     try:
         await declare_streams(js, settings)
-        log.info("runtime_connected", redis=settings.redis_url, nats=settings.nats_url)
+        log.info("runtime_connected", redis=without_login(settings.redis_url),
+                 nats=without_login(settings.nats_url))
         yield Runtime(settings, redis, nc, js, live)
     finally:
         for client in (live, nc):

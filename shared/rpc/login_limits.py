@@ -4,13 +4,16 @@ server process.
 The per-player limiter cannot see Login, LoginDevice, RefreshToken, Logout and ListGames (no token), and
 LoginDevice runs scrypt, so an anonymous caller could otherwise keep a server's cores busy. Each
 address gets a bounded token bucket of ``per_minute`` calls, refilled at ``per_minute`` a minute;
-behind a proxy that hides clients' addresses raise STAMMTISCH_LOGINS_PER_MINUTE. It runs inside
+behind a proxy the address is the one the proxy names in X-Real-IP, believed only from the
+proxies in STAMMTISCH_TRUSTED_PROXIES (the door of `stammtisch up`: loopback). It runs inside
 :class:`StammtischInterceptor`, so a refused call is logged and measured like any other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+import ipaddress
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import grpc
@@ -32,11 +35,43 @@ def peer_host(peer: str) -> str:
     return peer
 
 
+#: The header in which a trusted proxy names the client's address (the door sets it).
+REAL_IP_HEADER = "x-real-ip"
+
+
+def _ip_of(peer: str) -> str:
+    """The bare IP of a grpc peer ("ipv4:10.0.0.7:51234" -> "10.0.0.7"; "" for other kinds)."""
+    kind, _, address = peer_host(peer).partition(":")
+    return address.strip("[]") if kind in ("ipv4", "ipv6") else ""
+
+
+def trusted(networks: Iterable[str], address: str) -> bool:
+    """``address`` (an IP) lies in one of ``networks`` (addresses or CIDR networks)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in ipaddress.ip_network(network, strict=False) for network in networks)
+
+
+def client_host(context: grpc.aio.ServicerContext, proxies: Iterable[str]) -> str:
+    """Who the caller is, as :func:`peer_host` says: its peer address, or, when that peer is a
+    trusted proxy that names the client in X-Real-IP, the client's address."""
+    peer = context.peer()
+    if proxies and trusted(proxies, _ip_of(peer)):
+        named = dict(context.invocation_metadata() or ()).get(REAL_IP_HEADER, "")
+        with contextlib.suppress(ValueError):
+            ip = ipaddress.ip_address(str(named).strip())
+            return f"ipv{ip.version}:{ip}" if ip.version == 4 else f"ipv6:[{ip}]"
+    return peer_host(peer)
+
+
 class LoginLimitInterceptor(grpc.aio.ServerInterceptor):
     """Refuses a token-less call with RESOURCE_EXHAUSTED once its peer's bucket is empty."""
 
-    def __init__(self, per_minute: int, capacity: int = 100_000) -> None:
+    def __init__(self, per_minute: int, proxies: Iterable[str] = (), capacity: int = 100_000) -> None:
         self.per_minute = per_minute
+        self.proxies = tuple(proxies)
         self.limiter = RateLimiter(per_minute / 60, per_minute, capacity)
 
     async def intercept_service(
@@ -52,7 +87,7 @@ class LoginLimitInterceptor(grpc.aio.ServerInterceptor):
             raise TypeError(f"{method}: only unary token-less calls are rate-limited")
 
         async def limited(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            if not self.limiter.allow(peer_host(context.peer())):
+            if not self.limiter.allow(client_host(context, self.proxies)):
                 raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                    f"too many logins from your address (over {self.per_minute} a "
                                    "minute); retry in a minute")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import grpc
 from google.protobuf import descriptor_pool
@@ -15,6 +16,7 @@ from shared.obs.metrics import BAD_REQUESTS, count_from_zero
 from shared.rpc.auth import TokenSigner
 from shared.rpc.interceptors import RateLimiter, StammtischInterceptor
 from shared.rpc.login_limits import LoginLimitInterceptor
+from shared.rpc.tls import server_credentials
 from shared.tables.placement import own_port
 
 Register = Callable[[grpc.aio.Server], None]
@@ -52,6 +54,16 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
     ]
 
 
+def _add_port(server: grpc.aio.Server, address: str, settings: Settings) -> int:
+    """Listen on ``address``: over TLS with STAMMTISCH_SERVICE_TLS, else in plaintext."""
+    if settings.service_tls:
+        if not (settings.tls_cert and settings.tls_key):
+            raise ValueError("STAMMTISCH_SERVICE_TLS=1 needs STAMMTISCH_TLS_CERT and STAMMTISCH_TLS_KEY")
+        return server.add_secure_port(address, server_credentials(Path(settings.tls_cert),
+                                                                  Path(settings.tls_key)))
+    return server.add_insecure_port(address)
+
+
 async def create_server(
     address: str, service: str, full_names: Sequence[str], register: Register,
     settings: Settings, health: HealthServicer | None = None,
@@ -63,7 +75,8 @@ async def create_server(
     limiter = RateLimiter(settings.actions_per_second, settings.actions_per_second * 2)
     # The login limit runs inside the main interceptor, which logs, measures and maps its refusals.
     server = grpc.aio.server(interceptors=[StammtischInterceptor(service, signer, limiter),
-                                           LoginLimitInterceptor(settings.logins_per_minute)],
+                                           LoginLimitInterceptor(settings.logins_per_minute,
+                                                                 settings.trusted_proxies)],
                              options=server_options(settings))
     register(server)
     count_from_zero(BAD_REQUESTS, [(service, method.name) for name in full_names
@@ -73,11 +86,11 @@ async def create_server(
     names = [*full_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
              reflection.SERVICE_NAME]
     reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
+    port = _add_port(server, address, settings)
     if port == 0:
         raise OSError(f"cannot bind gRPC server to {address}")
     own = own_port(settings, service)
-    if own and server.add_insecure_port(f"{address.rpartition(':')[0]}:{own}") == 0:
+    if own and _add_port(server, f"{address.rpartition(':')[0]}:{own}", settings) == 0:
         raise OSError(f"cannot bind this worker's own {service} port {own}")
     await server.start()
     for name in ("", *full_names):

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -34,6 +35,9 @@ from shared.rpc.catalog import play_request
 from shared.rpc.errors import rule_code_name, rule_violation_of
 from shared.rpc.times import unix_seconds
 
+#: The metadata header naming the table of a play call (GetView, Act, Subscribe, Play): a door
+#: (services/host/door.py) hashes it to send all of a table's players to one server process.
+TABLE_HEADER = "x-stammtisch-table"
 #: Errors worth retrying with the same action id (nothing was applied twice).
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: Longest pause between two attempts of one action, however many attempts are allowed.
@@ -66,42 +70,71 @@ def updates_of(reply: Any) -> Sequence[common_pb2.TableUpdate]:
     return batch.updates if isinstance(batch, common_pb2.TableUpdates) else batch
 
 
-def open_channel(target: str) -> grpc.aio.Channel:
-    """A channel to ``host:port``, or to replicas ``ip:port,ip:port`` with round robin.
+def open_channel(target: str, tls: grpc.ChannelCredentials | None = None) -> grpc.aio.Channel:
+    """A channel to ``host:port``, or to replicas ``ip:port,ip:port`` with round robin; over TLS
+    with ``tls`` (the door, or services that answer over TLS themselves).
 
     Round robin sends each call to a replica that is up, so one replica going
     down costs a retry, not an outage.
     """
-    if "," not in target:
-        return grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
-    return grpc.aio.insecure_channel(f"ipv4:{target}", options=(
-        *_CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin")))
+    options: tuple[tuple[str, Any], ...] = _CHANNEL_OPTIONS
+    if "," in target:
+        target, options = f"ipv4:{target}", (*options, ("grpc.lb_policy_name", "round_robin"))
+    if tls is None:
+        return grpc.aio.insecure_channel(target, options=options)
+    return grpc.aio.secure_channel(target, tls, options=options)
 
 
 @dataclass(frozen=True)
 class Endpoints:
     """Where the services listen (each "host:port", or replicas as "ip:port,ip:port"): one
-    field per name of shared.config.SERVICE_NAMES, in its order (tests/services/host/test_services.py)."""
+    field per name of shared.config.SERVICE_NAMES, in its order (tests/services/host/test_services.py),
+    then how to connect (plaintext, or TLS trusting ``root_certificates``; :meth:`door`)."""
 
     lobby: str = f"127.0.0.1:{DEFAULT_PORTS['lobby']}"
     engine: str = f"127.0.0.1:{DEFAULT_PORTS['engine']}"
     arbiter: str = f"127.0.0.1:{DEFAULT_PORTS['arbiter']}"
     scoring: str = f"127.0.0.1:{DEFAULT_PORTS['scoring']}"
     tournament: str = f"127.0.0.1:{DEFAULT_PORTS['tournament']}"
+    #: Connect over TLS (the door; or services that answer over TLS themselves).
+    tls: bool = field(default=False, kw_only=True)
+    #: The CA certificate (PEM) a TLS connection trusts; None: the system's roots.
+    root_certificates: bytes | None = field(default=None, kw_only=True)
+
+    @classmethod
+    def door(cls, address: str, ca: Path | bytes | None = None) -> Endpoints:
+        """Every service through one door, "host:port" (a ``grpcs://`` prefix is allowed), over TLS
+        trusting ``ca`` (the CA certificate's file or PEM bytes; None: the system's roots)."""
+        address = address.removeprefix("grpcs://")
+        roots = ca.read_bytes() if isinstance(ca, Path) else ca
+        addresses: dict[str, Any] = dict.fromkeys(SERVICE_NAMES, address)
+        return cls(**addresses, tls=True, root_certificates=roots)
+
+    @property
+    def through_door(self) -> bool:
+        """Every service at one TLS address: a door routes the calls, and a table's calls name
+        the table in a header instead of going to its process's own port."""
+        return self.tls and len({getattr(self, name) for name in SERVICE_NAMES}) == 1
+
+    def credentials(self) -> grpc.ChannelCredentials | None:
+        """What a channel needs for TLS (None: plaintext)."""
+        return grpc.ssl_channel_credentials(self.root_certificates) if self.tls else None
 
     @classmethod
     def on_host(cls, host: str, ports: Mapping[str, int] | None = None) -> Endpoints:
         """The services on a host, at ``ports``, else at the ports STAMMTISCH_*_PORT names (as
         `stammtisch up` reads them), else the default ports."""
         ports = ports or Settings.from_env().ports
-        return cls(**{name: f"{host}:{ports[name]}" for name in SERVICE_NAMES})
+        addresses: dict[str, Any] = {name: f"{host}:{ports[name]}" for name in SERVICE_NAMES}
+        return cls(**addresses)
 
     @classmethod
     def of(cls, addresses: Mapping[str, str], **replicas: str) -> Endpoints:
         """The services of a name -> address map (as `stammtisch up` prints it; other names such as
         "metrics" are ignored), with another replica's address for any service in ``replicas``."""
         chosen = {**addresses, **replicas}
-        return cls(**{name: chosen[name] for name in SERVICE_NAMES})
+        picked: dict[str, Any] = {name: chosen[name] for name in SERVICE_NAMES}
+        return cls(**picked)
 
 
 @dataclass
@@ -216,7 +249,7 @@ class PlayStream:
                     await self._follow()
                     raise RuntimeError("the Play stream ended")
                 except grpc.aio.AioRpcError as err:
-                    if err.code() not in RETRYABLE:
+                    if not self.client.transient(err):
                         raise
                     self._call = None
                     self.client.unplace(self.table_id, err)
@@ -230,10 +263,14 @@ class PlayStream:
 
     async def _follow(self) -> None:
         """One call: open it after the last seq seen, resend unanswered actions, then read."""
-        call = self.client.table_stub(self.table_id, self._service).Play(metadata=self.client.auth)
-        # The server sends its headers once it accepts the call. A write racing a refusal
-        # (a bad token, the rate limit) would end the call locally as INTERNAL instead.
-        await call.initial_metadata()
+        call = self.client.table_stub(self.table_id, self._service).Play(
+            metadata=self.client.table_metadata(self.table_id))
+        if not self.client.endpoints.through_door:
+            # Directly, the server sends its headers once it accepts the call. A write racing a
+            # refusal (a bad token, the rate limit) would end the call locally as INTERNAL instead.
+            await call.initial_metadata()
+        # Through a door, write at once: nginx passes the server's headers on only with its
+        # first message, which may wait for one of ours (the action of the player whose turn it is).
         try:
             await call.write(self._request(after_seq=self.last_seq, max_batch=CATCH_UP_BATCH,
                                            answers_with_updates=True))
@@ -272,7 +309,12 @@ class StammtischClient:
 
     def __init__(self, endpoints: Endpoints | None = None) -> None:
         self.endpoints = endpoints or Endpoints()
-        self._channels = {name: open_channel(getattr(self.endpoints, name)) for name in SERVICE_NAMES}
+        tls = self.endpoints.credentials()
+        by_address: dict[str, grpc.aio.Channel] = {}  # the door: one channel for every stub
+        for address in (getattr(self.endpoints, name) for name in SERVICE_NAMES):
+            if address not in by_address:
+                by_address[address] = open_channel(address, tls)
+        self._channels = {name: by_address[getattr(self.endpoints, name)] for name in SERVICE_NAMES}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self._channels["lobby"])
         self.engine = engine_pb2_grpc.EngineServiceStub(self._channels["engine"])
         self.arbiter = arbiter_pb2_grpc.ArbiterServiceStub(self._channels["arbiter"])
@@ -297,7 +339,7 @@ class StammtischClient:
         if self._refresher is not None:
             self._refresher.cancel()
             await asyncio.gather(self._refresher, return_exceptions=True)
-        channels = [*self._channels.values(), *(channel for channel, _ in self._direct.values())]
+        channels = {*self._channels.values(), *(channel for channel, _ in self._direct.values())}
         await asyncio.gather(*(channel.close() for channel in channels))
 
     async def __aenter__(self) -> StammtischClient:
@@ -310,6 +352,19 @@ class StammtischClient:
     def auth(self) -> tuple[tuple[str, str], ...]:
         """Call metadata carrying the token (none before login: the call goes out anonymous)."""
         return (("authorization", f"Bearer {self.token}"),) if self.token else ()
+
+    def transient(self, err: grpc.aio.AioRpcError) -> bool:
+        """Worth a retry with the same action id, or a resume after the last update: UNAVAILABLE,
+        DEADLINE_EXCEEDED and, through a door, a call it reset because its server process died
+        mid-call (nginx can only reset the stream: grpc reports INTERNAL "RST_STREAM")."""
+        return err.code() in RETRYABLE or (
+            self.endpoints.through_door and err.code() == grpc.StatusCode.INTERNAL
+            and "RST_STREAM" in (err.details() or ""))
+
+    def table_metadata(self, table_id: str) -> tuple[tuple[str, str], ...]:
+        """Metadata of a play call on a table: the token and the table's id (TABLE_HEADER), by
+        which a door sends every player of the table to the same server process."""
+        return (*self.auth, (TABLE_HEADER, table_id))
 
     # -- lobby -------------------------------------------------------------------------
 
@@ -461,10 +516,11 @@ class StammtischClient:
     def remember_table(self, table: lobby_pb2.Table) -> None:
         """Remember a table's game and where it is played best: with ``play_port`` set, the
         server process that holds the table, on the host of the game's service (not for a
-        service given as several replicas: they are other hosts)."""
+        service given as several replicas: they are other hosts; not through a door, which
+        picks the process by the table header)."""
         self._games[table.table_id] = table.game
         endpoint = getattr(self.endpoints, entry(self._games[table.table_id]).service)
-        if table.play_port and "," not in endpoint:
+        if table.play_port and "," not in endpoint and not self.endpoints.through_door:
             self._placed[table.table_id] = f"{endpoint.rpartition(':')[0]}:{table.play_port}"
         else:
             self._placed.pop(table.table_id, None)
@@ -476,7 +532,7 @@ class StammtischClient:
         if address is None:
             return self._play_stubs[service]
         if address not in self._direct:
-            channel = open_channel(address)
+            channel = open_channel(address, self.endpoints.credentials())
             self._direct[address] = (channel, {name: stub(channel) for name, stub in PLAY_STUBS.items()})
         return self._direct[address][1][service]
 
@@ -508,14 +564,15 @@ class StammtischClient:
                                action=action_proto(action), round=round_no)
         for attempt in range(attempts):
             try:
-                reply = await self.table_stub(table_id, service).Act(request, metadata=self.auth)
+                reply = await self.table_stub(table_id, service).Act(request,
+                                                                     metadata=self.table_metadata(table_id))
                 return Update.from_proto(reply.update)
             except grpc.aio.AioRpcError as err:
                 violation = rule_violation_of(err)
                 if violation is not None:
                     raise RefusedAction(rule_code_name(violation), violation.message) from err
                 self.unplace(table_id, err)
-                if err.code() not in RETRYABLE or attempt == attempts - 1:
+                if not self.transient(err) or attempt == attempts - 1:
                     raise
                 await asyncio.sleep(min(MAX_BACKOFF_SECONDS, 0.05 * 2 ** attempt))
         raise AssertionError("unreachable")
@@ -534,11 +591,13 @@ class StammtischClient:
         service = await self._service_of(table_id)
         request = play_request(service, "GetView", table_id=table_id)
         try:
-            reply = await self.table_stub(table_id, service).GetView(request, metadata=self.auth)
+            reply = await self.table_stub(table_id, service).GetView(request,
+                                                                     metadata=self.table_metadata(table_id))
         except grpc.aio.AioRpcError as err:
             if not self.unplace(table_id, err):
                 raise
-            reply = await self.table_stub(table_id, service).GetView(request, metadata=self.auth)
+            reply = await self.table_stub(table_id, service).GetView(request,
+                                                                     metadata=self.table_metadata(table_id))
         return Update.from_proto(reply.update)
 
     async def wait_for_game(self, table_id: str, poll_seconds: float = 0.3) -> Update:
@@ -559,7 +618,7 @@ class StammtischClient:
         while True:
             stream = self.table_stub(table_id, service).Subscribe(play_request(
                 service, "Subscribe", table_id=table_id, after_seq=last, max_batch=CATCH_UP_BATCH),
-                metadata=self.auth)
+                metadata=self.table_metadata(table_id))
             try:
                 async for reply in stream:
                     for proto in updates_of(reply):
@@ -568,7 +627,7 @@ class StammtischClient:
                         yield update
                 return
             except grpc.aio.AioRpcError as err:
-                if not reconnect or err.code() not in RETRYABLE:
+                if not reconnect or not self.transient(err):
                     raise
                 self.unplace(table_id, err)
                 await asyncio.sleep(0.2)

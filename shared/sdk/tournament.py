@@ -71,6 +71,29 @@ async def start(client: StammtischClient, tournament_id: str) -> tournament_pb2.
     return reply.tournament
 
 
+async def start_next_round(client: StammtischClient, tournament_id: str) -> tournament_pb2.Tournament:
+    """Organizer (manual rounds): seat the next round now."""
+    reply = await client.tournaments.StartNextRound(
+        tournament_pb2.StartNextRoundRequest(tournament_id=tournament_id), metadata=client.auth)
+    return reply.tournament
+
+
+async def set_forbidden_pairs(client: StammtischClient, tournament_id: str,
+                              pairs: list[tuple[str, str]]) -> tournament_pb2.Tournament:
+    """Organizer: the pairs of players who must not meet at a table (replaces the list)."""
+    reply = await client.tournaments.SetForbiddenPairs(tournament_pb2.SetForbiddenPairsRequest(
+        tournament_id=tournament_id,
+        pairs=[tournament_pb2.ForbiddenPair(player_a=a, player_b=b) for a, b in pairs]), metadata=client.auth)
+    return reply.tournament
+
+
+async def export_results(client: StammtischClient, tournament_id: str,
+                         fmt: tournament_pb2.ExportFormat.ValueType) -> tournament_pb2.ExportResultsResponse:
+    """The results as a file (standings CSV, games CSV or JSON)."""
+    return await client.tournaments.ExportResults(
+        tournament_pb2.ExportResultsRequest(tournament_id=tournament_id, format=fmt), metadata=client.auth)
+
+
 async def standings(client: StammtischClient, tournament_id: str) -> tournament_pb2.GetStandingsResponse:
     """The standings now, with the tournament's status."""
     return await client.tournaments.GetStandings(

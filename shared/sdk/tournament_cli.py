@@ -31,7 +31,7 @@ from shared.sdk.terminal import LineReader, leave_seat, play_game
 
 #: Organizer controls: CLI verb -> what is printed once done.
 CONTROLS = {"start": "started", "pause": "paused", "resume": "resumed", "cancel": "cancelled",
-            "remove": "removed"}
+            "remove": "removed", "next-round": "started its next round"}
 
 
 async def login(client: StammtischClient, name: str, device: str | Path | None) -> None:
@@ -52,9 +52,13 @@ def describe(news: tournament_pb2.WatchTournamentResponse) -> str:
         if news.HasField("your_seat"):
             mine = news.your_seat
             line += f"; you: table {mine.table} seat {mine.seat} ({mine.table_id})"
+    if news.change in ("time_up", "round_finished"):
+        line += f": round {news.round_number}"
     if news.HasField("result"):
         result = news.result
         line += f": round {result.round} table {result.table} game {result.game} scores {list(result.scores)}"
+        if result.provisional:
+            line += " (points provisional: other tables of the deal still play)"
     if news.standings:
         line += "\n" + format_standings(news.standings)
     return line
@@ -152,12 +156,30 @@ async def control(endpoints: Endpoints, action: str, tournament_id: str, device:
             reply: Any = await organizer.tournaments.RemovePlayer(tournament_pb2.RemovePlayerRequest(
                 tournament_id=tournament_id, player_id=entrant),
                 metadata=organizer.auth)
+        elif action == "next-round":
+            reply = await organizer.tournaments.StartNextRound(tournament_pb2.StartNextRoundRequest(
+                tournament_id=tournament_id), metadata=organizer.auth)
         else:
             call = getattr(organizer.tournaments, f"{action.capitalize()}Tournament")
             request = getattr(tournament_pb2, f"{action.capitalize()}TournamentRequest")
             reply = await call(request(tournament_id=tournament_id), metadata=organizer.auth)
     status = tournament_pb2.TournamentStatus.Name(reply.tournament.status)
     print(f"tournament {tournament_id} {CONTROLS[action]}{' ' + player if player else ''}: {status}")
+    return 0
+
+
+async def page(endpoints: Endpoints, tournament_id: str, device: str | Path, host: str, port: int) -> int:
+    """The tournament page's address; for its organizer (the player of the device file) with the
+    token in the #fragment, which the browser keeps to itself (never sent, never in a log)."""
+    url = f"http://{host}:{port}/tournaments/{tournament_id}"
+    async with StammtischClient(endpoints) as organizer:
+        await login_from_file(organizer, device)
+        tournament = await sdk.get(organizer, tournament_id)
+        if tournament.organizer_id != organizer.player_id:
+            print(url)
+            return 0
+        print(f"{url}#token={organizer.token}")
+    print("(the link logs you in as the organizer in that tab: keep it to yourself)", file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,7 @@ point at the Services those Helm releases create.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from typing import Any
@@ -96,10 +97,11 @@ def test_redis_values_make_a_cluster_with_replicas(redis_values: dict[str, Any])
     assert redis_values["persistence"]["enabled"] is True
 
 
-def test_redis_without_password_is_reachable_only_from_stammtisch(
+def test_redis_wants_the_password_of_a_secret_and_admits_only_stammtisch(
         redis_values: dict[str, Any], k8s_files: dict[str, list[dict[str, Any]]]) -> None:
-    if redis_values["usePassword"]:
-        pytest.fail("a Redis password needs REDIS_URL in a Secret, which the manifests do not do")
+    assert redis_values["usePassword"] is True
+    assert redis_values["existingSecret"] and redis_values["existingSecretPasswordKey"]
+    assert not redis_values.get("password"), "the password belongs in the Secret, not the values"
     policy = redis_values["networkPolicy"]
     assert policy["enabled"] is True and policy["allowExternal"] is False
     (kustomization,) = k8s_files["kustomization.yaml"]
@@ -109,6 +111,17 @@ def test_redis_without_password_is_reachable_only_from_stammtisch(
             if doc["kind"] == "Deployment":
                 labels = doc["spec"]["template"]["metadata"]["labels"]
                 assert policy["ingressNSPodMatchLabels"].items() <= labels.items(), name
+
+
+def test_nats_admits_one_user_whose_login_comes_from_a_secret(nats_values: dict[str, Any]) -> None:
+    """The config names environment variables (no value), which the container fills from a Secret."""
+    (user,) = nats_values["config"]["merge"]["authorization"]["users"]
+    env = nats_values["container"]["env"]
+    for field, reference in user.items():
+        variable = re.fullmatch(r"<< \$(\w+) >>", reference)
+        assert variable, f"{field}: {reference!r} names no environment variable"
+        assert env[variable[1]]["valueFrom"]["secretKeyRef"]["name"], field
+    assert set(user) == {"user", "password"}
 
 
 def test_cluster_configmap_points_at_the_helm_releases(

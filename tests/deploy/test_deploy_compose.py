@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES
+from shared.infra.credentials import Login, login_of
 from tests.support.deploy import COMPOSE_PATH, REPO_ROOT, load_yaml, settings_from
 
 REQUIRED_SERVICES = {"redis", "nats", *SERVICE_NAMES}
@@ -18,7 +20,10 @@ METRICS_HOST_PORTS = {9101, 9102, 9103, 9104, 9105}
 
 _INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*)|:\?(?P<error>[^}]*))?\}")
 #: What the caller's environment gives the variables compose requires (`${VAR:?message}`).
-REQUIRED_FROM_CALLER = {"STAMMTISCH_TOKEN_SECRET": "x" * 43}
+REQUIRED_FROM_CALLER = {"STAMMTISCH_TOKEN_SECRET": "x" * 43, "STAMMTISCH_REDIS_PASSWORD": "r" * 32,
+                        "STAMMTISCH_NATS_PASSWORD": "n" * 32}
+#: The variables that hold a credential: each comes from the caller, none has a default.
+CREDENTIALS = ("STAMMTISCH_TOKEN_SECRET", "STAMMTISCH_REDIS_PASSWORD", "STAMMTISCH_NATS_PASSWORD")
 
 
 def _interpolate(value: object) -> str:
@@ -52,7 +57,7 @@ def test_defines_every_service_with_a_health_check(compose: dict[str, Any]) -> N
     for name in REQUIRED_SERVICES:
         check = services[name]["healthcheck"]
         assert not check.get("disable", False), name
-        assert check["test"][0] == "CMD", name
+        assert check["test"][0] in ("CMD", "CMD-SHELL"), name
         assert len(check["test"]) > 1, name
 
 
@@ -63,13 +68,25 @@ def test_serves_exactly_the_services_of_the_one_list(compose: dict[str, Any]) ->
     assert sorted(served) == sorted(SERVICE_NAMES)
 
 
+def _redis_script(compose: dict[str, Any]) -> str:
+    """The shell script the redis container runs (``sh -c <script>``), as compose passes it."""
+    command = compose["services"]["redis"]["command"]
+    assert command[:2] == ["sh", "-c"] and len(command) == 3
+    return str(command[2]).replace("$$", "$")
+
+
 def test_redis_and_nats(compose: dict[str, Any]) -> None:
     redis = compose["services"]["redis"]
     assert redis["image"].startswith("redis:7")
-    command = redis["command"]
+    script = _redis_script(compose)
+    # The image's entrypoint runs redis-server as user redis; the config comes on stdin: "-", last,
+    # because the entrypoint may put options first and redis-server reads "-" only first or last.
+    command = shlex.split(script.splitlines()[0].split("<<")[0])
+    assert command[:3] == ["exec", "docker-entrypoint.sh", "redis-server"] and command[-1] == "-"
     assert command[command.index("--save") + 1] == "", "the AOF is enough, no snapshots"
     assert command[command.index("--appendonly") + 1] == "yes"
-    assert command[command.index("--appendfsync") + 1] == "${STAMMTISCH_REDIS_FSYNC:-everysec}"
+    assert command[command.index("--appendfsync") + 1] == "$REDIS_FSYNC"
+    assert redis["environment"]["REDIS_FSYNC"] == "${STAMMTISCH_REDIS_FSYNC:-everysec}"
     data = command[command.index("--dir") + 1]
     volumes = {spec.split(":")[1]: spec.split(":")[0] for spec in redis["volumes"]}
     assert volumes[data] in compose["volumes"], "the AOF lives in a named volume"
@@ -82,6 +99,37 @@ def test_redis_and_nats(compose: dict[str, Any]) -> None:
     store = command[command.index("-sd") + 1]
     volumes = {spec.split(":")[1]: spec.split(":")[0] for spec in nats["volumes"]}
     assert volumes[store] in compose["volumes"], "JetStream store is a named volume"
+
+
+def test_redis_and_nats_are_closed_by_the_callers_passwords(compose: dict[str, Any]) -> None:
+    """Redis gets `requirepass` from its environment (on stdin, not a command line), NATS the
+    config deploy/nats/nats.conf whose user it reads from its environment; both values come from
+    the caller's required variables, and the health check authenticates."""
+    redis = compose["services"]["redis"]
+    assert redis["environment"]["REDIS_PASSWORD"].startswith("${STAMMTISCH_REDIS_PASSWORD:?")
+    script = _redis_script(compose)
+    assert script.splitlines()[1:] == ["requirepass $REDIS_PASSWORD", "EOF"]
+    assert "<<EOF" in script.splitlines()[0] and "--requirepass" not in script
+    assert "REDISCLI_AUTH" in redis["healthcheck"]["test"][1]
+
+    nats = compose["services"]["nats"]
+    command = nats["command"]
+    config = command[command.index("-c") + 1]
+    mounts = {spec.split(":")[1]: spec.split(":")[0] for spec in nats["volumes"]}
+    assert mounts[config] == "./deploy/nats/nats.conf"
+    text = (REPO_ROOT / "deploy" / "nats" / "nats.conf").read_text()
+    assert "user: $STAMMTISCH_NATS_USER, password: $STAMMTISCH_NATS_PASSWORD" in text
+    assert nats["environment"]["STAMMTISCH_NATS_PASSWORD"].startswith("${STAMMTISCH_NATS_PASSWORD:?")
+    assert nats["environment"]["STAMMTISCH_NATS_USER"] == "${STAMMTISCH_NATS_USER:-stammtisch}"
+
+
+def test_every_credential_comes_from_the_caller_without_a_default() -> None:
+    """No credential is written in docker-compose.yml: each is `${VAR:?message}`."""
+    text = COMPOSE_PATH.read_text()
+    for name in CREDENTIALS:
+        uses = re.findall(rf"\$\{{{name}(?::[-?][^}}]*)?\}}", text)
+        assert uses, name
+        assert all(use.startswith(f"${{{name}:?") for use in uses), uses
 
 
 @pytest.mark.parametrize("service", SERVICE_NAMES)
@@ -104,12 +152,17 @@ def test_stammtisch_service(
     assert env["NATS_URL"].startswith("nats://nats:")
     # One secret for all, from the caller's environment, with no default: compose refuses to start
     # without it. The previous secret (rotation) is optional.
-    secret = _INTERPOLATION.fullmatch(spec["environment"]["STAMMTISCH_TOKEN_SECRET"])
-    assert secret and secret["name"] == "STAMMTISCH_TOKEN_SECRET" and secret["error"], "use ${VAR:?message}"
+    for credential in CREDENTIALS:
+        secret = _INTERPOLATION.fullmatch(spec["environment"][credential])
+        assert secret and secret["name"] == credential and secret["error"], "use ${VAR:?message}"
+    assert spec["environment"]["STAMMTISCH_NATS_USER"] == "${STAMMTISCH_NATS_USER:-stammtisch}"
     assert spec["environment"]["STAMMTISCH_TOKEN_SECRET_PREVIOUS"] == "${STAMMTISCH_TOKEN_SECRET_PREVIOUS:-}"
 
     settings = settings_from(env, monkeypatch)
     assert settings.ports[service] == DEFAULT_PORTS[service]
+    given = REQUIRED_FROM_CALLER
+    assert login_of(settings.redis_url) == Login("", given["STAMMTISCH_REDIS_PASSWORD"])
+    assert login_of(settings.nats_url) == Login("stammtisch", given["STAMMTISCH_NATS_PASSWORD"])
     ports = _ports(spec)
     grpc = [(published, target) for _, published, target in ports
             if target == settings.ports[service]]
@@ -117,7 +170,9 @@ def test_stammtisch_service(
     metrics = [published for _, published, target in ports if target == settings.metrics_port]
     assert len(metrics) == 1
     assert metrics[0] in METRICS_HOST_PORTS
-    assert len(ports) == 2
+    page = [(published, target) for _, published, target in ports if target == settings.tournament_page_port]
+    assert page == ([(settings.tournament_page_port,) * 2] if service == "tournament" else [])
+    assert len(ports) == 2 + len(page)
 
 
 def test_metrics_host_ports_are_distinct(compose: dict[str, Any]) -> None:

@@ -79,7 +79,7 @@ def test_exposes_the_service_and_metrics_ports() -> None:
         for name, args in _final_stage() if name == "EXPOSE"
         for port in args.split()
     }
-    assert exposed >= {*DEFAULT_PORTS.values(), Settings().metrics_port}
+    assert exposed >= {*DEFAULT_PORTS.values(), Settings().metrics_port, Settings().tournament_page_port}
 
 
 def test_dockerignore_keeps_the_build_context_small() -> None:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from shared.config import DEFAULT_PORTS, SERVICE_NAMES, Settings
+from shared.infra.credentials import login_of
 from shared.rpc.token_secret import require_token_secret
 from tests.support.deploy import (
     CONFIGMAP_NAME,
@@ -25,6 +26,11 @@ from tests.support.deploy import (
 
 SECRET_NAME = "stammtisch-token"
 SECRET_KEY = "STAMMTISCH_TOKEN_SECRET"
+#: The Secret with the Redis and NATS logins, and the keys every service reads from it.
+INFRA_SECRET = "stammtisch-infra"
+INFRA_KEYS = ("STAMMTISCH_REDIS_PASSWORD", "STAMMTISCH_NATS_USER", "STAMMTISCH_NATS_PASSWORD")
+#: Read when present (a Redis ACL user instead of the default user).
+INFRA_OPTIONAL_KEYS = ("STAMMTISCH_REDIS_USERNAME",)
 KUSTOMIZATION = "kustomization.yaml"
 #: Services that must survive a node loss (two replicas at least).
 HA_SERVICES = ("lobby", "engine", "arbiter")
@@ -109,7 +115,7 @@ def test_deployment(
     assert container["image"] == "stammtisch"  # the kustomization's `images:` sets name and tag
     assert container["args"] == ["serve", "--service", service]
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}
-    assert ports == {"grpc": grpc_port, "metrics": settings.metrics_port}
+    assert ports == {"grpc": grpc_port, "metrics": settings.metrics_port, **_page_port(service, settings)}
 
     # Prometheus scrape annotations point at the metrics port.
     annotations = pod["metadata"]["annotations"]
@@ -134,6 +140,13 @@ def test_deployment(
     previous = f"{SECRET_KEY}_PREVIOUS"  # rotation: optional, from the same Secret
     assert env[previous]["valueFrom"]["secretKeyRef"] == {"name": SECRET_NAME, "key": previous,
                                                           "optional": True}
+    # The Redis and NATS logins, from their Secret (the ConfigMap's URLs carry none).
+    for key in INFRA_KEYS:
+        assert env[key]["valueFrom"]["secretKeyRef"] == {"name": INFRA_SECRET, "key": key}, key
+    for key in INFRA_OPTIONAL_KEYS:
+        assert env[key]["valueFrom"]["secretKeyRef"] == {"name": INFRA_SECRET, "key": key,
+                                                         "optional": True}, key
+    assert all("valueFrom" in item for item in container["env"]), "no value written in a manifest"
 
     # A graceful stop (preStop sleep + STAMMTISCH_GRACE_SECONDS) fits in the grace period.
     pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
@@ -153,6 +166,11 @@ def test_deployment(
     assert mounts == {"/tmp"}
 
 
+def _page_port(service: str, settings: Settings) -> dict[str, int]:
+    """The tournament service also serves its page over HTTP (services/tournament/page.py)."""
+    return {"page": settings.tournament_page_port} if service == "tournament" else {}
+
+
 @pytest.mark.parametrize("service", SERVICE_NAMES)
 def test_service_hpa_pdb_match_the_deployment(
     service: str, k8s_files: dict[str, list[dict[str, Any]]]
@@ -166,7 +184,7 @@ def test_service_hpa_pdb_match_the_deployment(
     svc = _one(docs, "Service")
     assert svc["spec"]["selector"].items() <= pod_labels.items()
     svc_ports = {port["name"]: port for port in svc["spec"]["ports"]}
-    assert set(svc_ports) == {"grpc", "metrics"}
+    assert set(svc_ports) == {"grpc", "metrics", *_page_port(service, Settings())}
     for name, port in svc_ports.items():
         assert port["targetPort"] == name
         assert port["port"] == container_ports[name]
@@ -190,6 +208,8 @@ def test_configmap_sets_only_known_variables(
     data = configmap_of(k8s_files)["data"]
     assert set(data) <= known_env_vars, set(data) - known_env_vars
     assert SECRET_KEY not in data, "the token secret belongs in the Secret"
+    assert not set(data) & {*INFRA_KEYS, *INFRA_OPTIONAL_KEYS}, "logins belong in the Secret"
+    assert login_of(data["REDIS_URL"]) is None and login_of(data["NATS_URL"]) is None
     assert all(isinstance(value, str) for value in data.values())
     settings = settings_from(data, monkeypatch)  # every value parses
     assert settings.bind_host == "0.0.0.0"
@@ -201,12 +221,18 @@ def test_configmap_sets_only_known_variables(
 def test_secret_template_is_an_obvious_placeholder(
     k8s_files: dict[str, list[dict[str, Any]]],
 ) -> None:
-    secrets = [doc for docs in k8s_files.values() for doc in docs if doc["kind"] == "Secret"]
-    assert [secret["metadata"]["name"] for secret in secrets] == [SECRET_NAME]
-    value = secrets[0]["stringData"][SECRET_KEY]
+    secrets = {doc["metadata"]["name"]: doc for docs in k8s_files.values() for doc in docs
+               if doc["kind"] == "Secret"}
+    assert set(secrets) == {SECRET_NAME, INFRA_SECRET}
+    value = secrets[SECRET_NAME]["stringData"][SECRET_KEY]
     assert "REPLACE" in value.upper()
     with pytest.raises(SystemExit, match="at least 32 bytes"):  # a service given it does not start
         require_token_secret(Settings(token_secret=value))
+    logins = secrets[INFRA_SECRET]["stringData"]
+    assert set(logins) == set(INFRA_KEYS)
+    for key in INFRA_KEYS:
+        if key.endswith("PASSWORD"):
+            assert logins[key] == "REPLACE-ME", key
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (kustomize) not installed")
@@ -218,7 +244,8 @@ def test_kustomize_build() -> None:
     )
     assert result.returncode == 0, result.stderr
     docs = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
-    assert len(docs) == 3 + 4 * len(SERVICE_NAMES)  # namespace, configmap, secret + 4 per service
+    # namespace, configmap, 2 secrets + 4 per service + the door's two Ingresses (door.yaml)
+    assert len(docs) == 4 + 4 * len(SERVICE_NAMES) + 2
     for doc in docs:
         if doc["kind"] != "Namespace":
             assert doc["metadata"]["namespace"] == "stammtisch", doc["metadata"]["name"]

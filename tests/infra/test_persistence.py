@@ -24,6 +24,7 @@ import redis.exceptions
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.host.launch import start_stack
+from shared.infra.credentials import local_logins, with_login
 from shared.infra.local import free_port
 from shared.sdk.client import Endpoints, StammtischClient
 from tests.support.stack import close_all, play_one, seated_players
@@ -71,7 +72,7 @@ async def test_up_restarts_a_killed_redis_and_nats_and_keeps_every_acknowledged_
     env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "NATS_URL": f"nats://127.0.0.1:{free_port()}",
            "STAMMTISCH_KEY_PREFIX": "aof" + uuid.uuid4().hex[:8], "STAMMTISCH_LOG_LEVEL": "warning"}
     stack = start_stack(env, tmp_path)
-    redis_url = "redis://" + stack.endpoints["redis"]
+    redis_url = with_login("redis://" + stack.endpoints["redis"], local_logins(tmp_path).redis)
     clients: list[StammtischClient] = []
     try:
         clients, table_id = await seated_players(Endpoints.of(stack.endpoints), "willi", 4, turn_seconds=0)

@@ -17,7 +17,8 @@ from prometheus_client import REGISTRY
 
 from shared.config import Settings
 from shared.games.registry import engine_class
-from shared.infra.local import LocalServer, binary, free_port, start_redis
+from shared.infra.credentials import Login, login_of, with_login, write_private
+from shared.infra.local import LocalServer, binary, free_port, redis_auth_config, start_redis
 from shared.infra.runtime import Runtime, open_runtime
 from shared.tables.records import TableMeta
 from shared.tables.store import Change, TableStore
@@ -32,7 +33,7 @@ def _unreplicated() -> float:
 
 @pytest.fixture
 def primary(tmp_path: Path) -> Iterator[LocalServer]:
-    server = start_redis(free_port(), tmp_path / "primary")
+    server = start_redis(free_port(), tmp_path / "primary", Login.fresh())
     try:
         yield server
     finally:
@@ -64,9 +65,11 @@ async def test_without_a_replica_commits_are_acknowledged_and_counted(waiting: R
 async def test_with_a_replica_online_every_commit_has_a_copy(
         waiting: Runtime, primary: LocalServer, tmp_path: Path) -> None:
     port = free_port()
-    (tmp_path / "replica").mkdir()
-    replica = LocalServer.launch("redis-replica", f"redis://127.0.0.1:{port}/0", [
-        binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+    login = login_of(primary.url)
+    assert login is not None
+    config = write_private(tmp_path / "replica" / "redis.conf", redis_auth_config(login))
+    replica = LocalServer.launch("redis-replica", with_login(f"redis://127.0.0.1:{port}/0", login), [
+        binary("redis-server"), str(config), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
         "--appendonly", "no", "--dir", str(tmp_path / "replica"),
         "--replicaof", "127.0.0.1", primary.url.rsplit(":", 1)[1].split("/")[0]], tmp_path / "replica.log")
     try:

@@ -44,6 +44,7 @@ from shared.api.stammtisch.v1 import (  # noqa: F401 - register the services in 
     scoring_pb2,
 )
 from shared.config import SERVICE_NAMES, Settings
+from shared.infra.credentials import NATS_USER, Login
 from shared.infra.local import free_port, start_nats
 from shared.rpc.auth import key_id
 
@@ -665,7 +666,7 @@ def fuzzed_stack(redis_url: str, data_dir: Path, env: Mapping[str, str]) -> Iter
     stack's connection ever dropped.
     """
     monitor = free_port()
-    nats = start_nats(free_port(), data_dir / "nats", monitor_port=monitor)
+    nats = start_nats(free_port(), data_dir / "nats", Login.fresh(NATS_USER), monitor_port=monitor)
     try:
         with launched_stack({"REDIS_URL": redis_url, "NATS_URL": nats.url, **env},
                             data_dir / "stack") as launched:

@@ -29,7 +29,8 @@ async def cut(runtime: Runtime) -> AsyncIterator[tuple[FaultyProxy, TableStore]]
     """A proxy in front of the session's Redis and a store that talks through it."""
     url = urlparse(runtime.settings.redis_url)
     async with FaultyProxy(url.hostname or "127.0.0.1", url.port or 6379).running() as proxy:
-        redis = connect_redis(f"redis://127.0.0.1:{proxy.port}/0")
+        redis = connect_redis(url._replace(netloc=f"{url.netloc.rpartition('@')[0]}@127.0.0.1:{proxy.port}")
+                              .geturl())
         try:
             policy = deadline_policy(0.05, runtime.settings.idle_close_seconds)
             yield proxy, TableStore(dataclasses.replace(runtime, redis=redis), policy)

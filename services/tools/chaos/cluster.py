@@ -25,6 +25,7 @@ import redis.asyncio as aioredis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.exceptions import RedisError
 
+from shared.infra.credentials import ServerLogins, with_login
 from shared.infra.local import LocalServer, answers, free_port, start_nats, start_redis
 from shared.sdk.client import Endpoints
 
@@ -45,6 +46,8 @@ class Member:
     argv: list[str]
     log_path: Path
     env: dict[str, str] | None = None
+    #: Redis: the URL (with its login) that PING checks.
+    url: str = ""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -78,7 +81,7 @@ class Member:
 
     async def _redis_answers(self) -> bool:
         """PING answers only once the AOF is loaded (before, Redis accepts and says LOADING)."""
-        client = aioredis.Redis(port=self.port, socket_timeout=1.0)
+        client = aioredis.from_url(self.url, socket_timeout=1.0)
         try:
             return bool(await client.ping())
         except RedisError:
@@ -121,8 +124,9 @@ class Cluster:
         self.data_dir = data_dir
         self.key_prefix = "chaos" + secrets.token_hex(4)
         self._ports = {"redis": free_port(), "nats": free_port()}
-        self.redis_url = f"redis://127.0.0.1:{self._ports['redis']}/0"
-        self.nats_url = f"nats://127.0.0.1:{self._ports['nats']}"
+        self._logins = ServerLogins.fresh()
+        self.redis_url = with_login(f"redis://127.0.0.1:{self._ports['redis']}/0", self._logins.redis)
+        self.nats_url = with_login(f"nats://127.0.0.1:{self._ports['nats']}", self._logins.nats)
         self.members: list[Member] = []
         self._secret = secrets.token_urlsafe(32)
         for kind, count in REPLICAS.items():
@@ -143,7 +147,8 @@ class Cluster:
     def _started(self, kind: str, server: LocalServer) -> Member:
         """A member for a server localinfra started (it knows its command and log)."""
         assert server.command is not None and server.log is not None
-        return Member(kind, kind, self._ports[kind], server.command, server.log, process=server.process)
+        return Member(kind, kind, self._ports[kind], server.command, server.log, url=server.url,
+                      process=server.process)
 
     def of_kind(self, kind: str) -> list[Member]:
         """The members of one kind ("engine": both replicas)."""
@@ -157,8 +162,10 @@ class Cluster:
 
     async def start(self) -> None:
         """Redis and NATS first (the services connect at start), then every service."""
-        redis = await asyncio.to_thread(start_redis, self._ports["redis"], self.data_dir / "redis", "always")
-        nats = await asyncio.to_thread(start_nats, self._ports["nats"], self.data_dir / "nats")
+        redis = await asyncio.to_thread(start_redis, self._ports["redis"], self.data_dir / "redis",
+                                        self._logins.redis, "always")
+        nats = await asyncio.to_thread(start_nats, self._ports["nats"], self.data_dir / "nats",
+                                       self._logins.nats)
         self.members[:0] = [self._started("redis", redis), self._started("nats", nats)]
         services = [m for m in self.members if m.grpc]
         for member in services:

@@ -39,6 +39,7 @@ from services.tools.perf.arbiter import SEATS, TablesRun
 from services.tools.perf.clients import ClientProcesses, Plan, shares
 from services.tools.perf.server_loops import loop_lag
 from services.tools.perf.stats import Samples
+from shared.infra.credentials import Login
 from shared.infra.local import free_port, server_pair, start_redis
 
 
@@ -210,7 +211,7 @@ async def fsync_costs(data_dir: Path) -> list[Samples]:
         f"own redis-server per setting in {data_dir})")
     measured = []
     for fsync in ("off", "everysec", "always"):
-        server = start_redis(free_port(), data_dir / f"redis-{fsync}", fsync)
+        server = start_redis(free_port(), data_dir / f"redis-{fsync}", Login.fresh(), fsync)
         try:
             label = "no AOF" if fsync == "off" else f"AOF {fsync}"
             measured.append(await bare.redis_commit_write(server.url, FSYNC_CALLS, label))

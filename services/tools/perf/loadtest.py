@@ -15,11 +15,12 @@ import random
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.host.launch import launched_stack
-from services.tools.perf.bench import STACK_ENV, ms, say, servers_cpu
+from services.host.launch import LaunchedStack, launched_stack
+from services.tools.perf.bench import STACK_ENV, cpu_seconds, ms, say, servers_cpu
 from services.tools.perf.stats import Samples
 from shared.api.stammtisch.v1 import scoring_pb2
 from shared.games.catalog import CATALOGUE
@@ -122,48 +123,122 @@ async def recorded_games(endpoints: Endpoints, game: str, wait: float = 10.0) ->
         return total
 
 
+@dataclass
+class Run:
+    """What one tournament measured."""
+
+    load: Tournament
+    elapsed: float
+    server_cpu: float | None
+    door_cpu: float | None
+    client_cpu: float
+
+    @property
+    def actions(self) -> int:
+        """Actions answered."""
+        return len(self.load.act.values)
+
+    def per_action_ms(self, seconds: float | None) -> str:
+        """CPU seconds as milliseconds per answered action ("-" when not measured)."""
+        return "-" if seconds is None else f"{seconds / max(1, self.actions) * 1e3:.3f}"
+
+
+def door_cpu(stack: LaunchedStack) -> float | None:
+    """CPU time of the door's nginx processes so far (None without /proc or without a door)."""
+    seconds = [cpu_seconds(pid) for pid in stack.door_pids]
+    return None if not seconds or None in seconds else sum(s for s in seconds if s is not None)
+
+
+async def measured(stack: LaunchedStack, endpoints: Endpoints, game: str, tables: int, seconds: float,
+                   streamed: bool) -> Run:
+    """One tournament through ``endpoints`` with the CPU the servers, the door and the clients spent."""
+    load = Tournament(endpoints, game, tables, streamed)
+    server_before, door_before, client_before = servers_cpu(stack), door_cpu(stack), time.process_time()
+    elapsed = await load.run(seconds)
+    server_after, door_after = servers_cpu(stack), door_cpu(stack)
+    return Run(load, elapsed, _spent(server_before, server_after), _spent(door_before, door_after),
+               time.process_time() - client_before)
+
+
+def _spent(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
 async def tournament(game: str, tables: int, seconds: float, redis_url: str, nats_url: str,
-                     data_dir: Path, workers: int = 1, streamed: bool = True) -> None:
-    """Run one tournament against a child stack and print its figures."""
+                     data_dir: Path, workers: int = 1, streamed: bool = True, door: bool = False) -> None:
+    """Run one tournament against a child stack and print its figures; with ``door`` a second one
+    through the door (services/host/door.py) and both side by side."""
     env = {**STACK_ENV, "REDIS_URL": redis_url, "NATS_URL": nats_url}
     if os.environ.get("STAMMTISCH_METRICS_PORT"):  # a fixed port, for a Prometheus to watch the run
         env["STAMMTISCH_METRICS_PORT"] = os.environ["STAMMTISCH_METRICS_PORT"]
     with launched_stack(env, data_dir / "stack", workers=workers) as stack:
         endpoints = Endpoints.of(stack.endpoints)
-        load = Tournament(endpoints, game, tables, streamed)
-        say(f"Tournament: {tables} tables of {game}, {load.players} bot clients "
+        say(f"Tournament: {tables} tables of {game}, {tables * SEATS[game]} bot clients "
             f"({'Play streams' if streamed else 'unary Act + Subscribe'}), {workers} worker(s), "
             f"quick match then whole games (cap {seconds:.0f} s); metrics http://{stack.endpoints['metrics']}")
-        server_before, client_before = servers_cpu(stack), time.process_time()
-        elapsed = await load.run(seconds)
-        server_after, client_cpu = servers_cpu(stack), time.process_time() - client_before
+        run = await measured(stack, endpoints, game, tables, seconds, streamed)
         seat_games = await recorded_games(endpoints, game, wait=3.0)
+        print_run(run, game, seat_games)
+        if door:
+            say(f"The same through the door {stack.door} (TLS, nginx pids {stack.door_pids})")
+            through = await measured(stack, Endpoints.door(stack.door, stack.ca), game, tables, seconds,
+                                     streamed)
+            print_run(through, game, None)
+            print_comparison(run, through)
+
+
+def print_run(run: Run, game: str, seat_games: int | None) -> None:
+    """The figures of one tournament."""
+    load = run.load
     finished = len(load.games.values) // SEATS[game]
-    say(f"  tables formed {len(load.tables)}, games finished {finished}, in {elapsed:.1f} s")
-    say(f"  actions answered {len(load.act.values)} = {len(load.act.values) / elapsed:,.0f} actions/s")
+    say(f"  tables formed {len(load.tables)}, games finished {finished}, in {run.elapsed:.1f} s")
+    say(f"  actions answered {run.actions} = {run.actions / run.elapsed:,.0f} actions/s")
     for samples in (load.act, load.matched, load.games):
         say(samples.line())
-    if server_before is not None and server_after is not None:
-        cpu = server_after - server_before
-        say(f"  server processes' CPU (summed) {cpu:.1f} s = {cpu / elapsed:.0%} of a core, "
-            f"{cpu / max(1, len(load.act.values)) * 1e3:.2f} ms per action")
-    say(f"  bot clients' CPU (this process) {client_cpu:.1f} s, "
-        f"{client_cpu / max(1, len(load.act.values)) * 1e3:.2f} ms per action")
-    say(f"  scoring recorded {seat_games} player-games (expected {finished * SEATS[game]})")
+    if run.server_cpu is not None:
+        say(f"  server processes' CPU (summed) {run.server_cpu:.1f} s = {run.server_cpu / run.elapsed:.0%} "
+            f"of a core, {run.per_action_ms(run.server_cpu)} ms per action")
+    say(f"  bot clients' CPU (this process) {run.client_cpu:.1f} s, {run.per_action_ms(run.client_cpu)} ms "
+        "per action")
+    if seat_games is not None:
+        say(f"  scoring recorded {seat_games} player-games (expected {finished * SEATS[game]})")
     say(f"  action -> answer p50 / p99: {ms(load.act)}")
     say(f"  failures: {len(load.failures)}")
     for failure in load.failures[:10]:
         say(f"    {failure}")
 
 
+def print_comparison(direct: Run, door: Run) -> None:
+    """Direct connections and the door side by side: what the door adds."""
+    rows = [("actions/s", f"{direct.actions / direct.elapsed:,.0f}", f"{door.actions / door.elapsed:,.0f}"),
+            ("action -> answer p50 ms", f"{direct.load.act.quantile(0.5) * 1e3:.2f}",
+             f"{door.load.act.quantile(0.5) * 1e3:.2f}"),
+            ("action -> answer p99 ms", f"{direct.load.act.quantile(0.99) * 1e3:.2f}",
+             f"{door.load.act.quantile(0.99) * 1e3:.2f}"),
+            ("servers' CPU ms per action", direct.per_action_ms(direct.server_cpu),
+             door.per_action_ms(door.server_cpu)),
+            ("door (nginx) CPU ms per action", direct.per_action_ms(direct.door_cpu),
+             door.per_action_ms(door.door_cpu)),
+            ("clients' CPU ms per action", direct.per_action_ms(direct.client_cpu),
+             door.per_action_ms(door.client_cpu))]
+    say(f"  {'':<32} {'direct':>10} {'door':>10}")
+    for name, left, right in rows:
+        say(f"  {name:<32} {left:>10} {right:>10}")
+    added = [(door.load.act.quantile(q) - direct.load.act.quantile(q)) * 1e3 for q in (0.5, 0.99)]
+    say(f"  the door adds {added[0]:+.2f} ms at p50 and {added[1]:+.2f} ms at p99 per action")
+
+
 #: The game the load test plays when none is named: four seats of tricks, the common case.
 DEFAULT_GAME = "willi"
 
 
-def main(game: str | None, tables: int, seconds: float, workers: int = 1, streamed: bool = True) -> int:
-    """Start servers, run the tournament (of ``game``, else :data:`DEFAULT_GAME`), stop everything."""
+def main(game: str | None, tables: int, seconds: float, workers: int = 1, streamed: bool = True,
+         door: bool = False) -> int:
+    """Start servers, run the tournament (of ``game``, else :data:`DEFAULT_GAME`; with ``door``
+    again through the door), stop everything."""
     game = game or DEFAULT_GAME
     with tempfile.TemporaryDirectory(prefix="stammtisch-load-") as raw, \
             local_servers(Path(raw) / "servers") as (redis_url, nats_url):
-        asyncio.run(tournament(game, tables, seconds, redis_url, nats_url, Path(raw), workers, streamed))
+        asyncio.run(tournament(game, tables, seconds, redis_url, nats_url, Path(raw), workers, streamed,
+                               door))
     return 0

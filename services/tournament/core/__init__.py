@@ -17,8 +17,14 @@ The scoring rule (the same text is in proto/stammtisch/v1/tournament.proto and R
   its placement points; a seat with no counterpart keeps its placement points.
 * **Late entry.** A player who enters late is credited 1/2 point (the mean of a
   game's points) and 0 game points for each game of the rounds they missed.
-* **Standings** sort by (knockout: last round reached, first), points, then game
-  points (the sum of the player's final totals), then games won (first place,
-  shared or not), then the seeding order (rating, then registration). Bots have no
-  standing.
+* **Wins.** A game is won by every seat with the highest final total at its table (a
+  shared first place is a win for each of them).
+* **Table order** (a knockout's cut and its final places): the people of one table of a
+  round by their points in the round's games there, then their game points there, then
+  games won there, then the seeding order. The first ``keep`` go on.
+* **Standings** sort a series by points, then the organizer's tie-breaks (by default game
+  points, the sum of the player's final totals, then games won; standings.TIE_BREAKS), then
+  the seeding order (rating, then registration). A knockout
+  sorts by the last round reached, then the place in the table order of the last table
+  played (so the final table's winner is first), then as a series. Bots have no standing.
 """

@@ -3,7 +3,8 @@
 * **Series** (club Skat style): R rounds of G games per table; round 1 at random or
   by rating in snake order, later rounds by the standings avoiding repeat opponents.
 * **Knockout**: every round the best ``keep`` people of each table go on; once at most
-  a table's worth of players is left they play one final table, the last round.
+  ``table_size`` players are left (or the split of those left is one table) they play one
+  final table, the last round.
 
 Players enter in round ``first_round`` (1, or the first round not yet seated when
 they entered late) and are seated up to ``last_round`` (the round they withdrew
@@ -18,15 +19,24 @@ from enum import StrEnum
 
 from services.tournament.core.seating import (
     SeatedTable,
+    apart,
     meetings_of,
     random_groups,
     seat_counts_of,
     seat_round,
     snake_groups,
     standings_groups,
+    with_forbidden,
 )
 from services.tournament.core.split import Split, check_sizes, split_tables
-from services.tournament.core.standings import Entrant, GameResult, Standing, advancing, standings
+from services.tournament.core.standings import (
+    DEFAULT_TIE_BREAKS,
+    Entrant,
+    GameResult,
+    Standing,
+    advancing,
+    standings,
+)
 
 
 class Kind(StrEnum):
@@ -59,6 +69,10 @@ class Format:
     #: Knockout: people per table who go on (1 <= keep < min_size).
     keep: int = 1
     duplicate: bool = False
+    #: Standings tie-breaks after points, in order (core.standings.TIE_BREAKS).
+    tie_breaks: tuple[str, ...] = DEFAULT_TIE_BREAKS
+    #: Pairs (a < b) who must not meet at a table: honoured wherever a seating allows.
+    forbidden: frozenset[tuple[str, str]] = frozenset()
 
     def check(self) -> None:
         """ValueError with the reason when the combination cannot be played."""
@@ -98,7 +112,8 @@ def entrants(players: Sequence[Player]) -> list[Entrant]:
 
 
 def table_split(fmt: Format, count: int, knockout_final: bool) -> Split:
-    """The tables of a round of ``count`` players (a knockout's final: one table)."""
+    """The tables of a round of ``count`` players (a knockout's final, once they fit one table
+    of the preferred size: that one table, bots filling it up to the game's least seats)."""
     if knockout_final:
         size = max(count, fmt.min_size)
         return Split((size,), size - count)
@@ -107,13 +122,10 @@ def table_split(fmt: Format, count: int, knockout_final: bool) -> Split:
 
 def current_standings(fmt: Format, players: Sequence[Player], rounds: Sequence[Sequence[SeatedTable]],
                       results: Sequence[GameResult]) -> list[Standing]:
-    """Standings from everything played so far (a knockout ranks by the last round reached)."""
-    reached: dict[str, int] | None = None
-    if fmt.kind == Kind.KNOCKOUT:
-        reached = {player: number for number, tables in enumerate(rounds, start=1)
-                   for table in tables for player in table.players}
+    """Standings from everything played so far (a knockout ranks by the last round reached, then
+    the place at the last table played)."""
     return standings(entrants(players), results, fmt.games_per_round, duplicate=fmt.duplicate,
-                     knockout_rounds=reached)
+                     knockout=rounds if fmt.kind == Kind.KNOCKOUT else None, tie_breaks=fmt.tie_breaks)
 
 
 def plan_round(fmt: Format, players: Sequence[Player], rounds: Sequence[Sequence[SeatedTable]],
@@ -124,21 +136,20 @@ def plan_round(fmt: Format, players: Sequence[Player], rounds: Sequence[Sequence
     counts = seat_counts_of(table.seats for tables in rounds for table in tables)
     if fmt.kind == Kind.KNOCKOUT and rounds:
         seed_rank = {entrant.player_id: entrant.seed_rank for entrant in entrants(players)}
-        going_on = set(advancing([table.seats for table in rounds[-1]], results, number - 1, fmt.keep,
-                                 seed_rank, fmt.duplicate))
+        going_on = set(advancing(rounds[-1], results, number - 1, fmt.keep, seed_rank, fmt.duplicate))
         ranked = [player for player in _ranked(fmt, players, rounds, results) if player in going_on]
         present = [player for player in ranked if player in set(by_seed)]
-        split = table_split(fmt, len(present), len(present) <= fmt.max_size)
-        return seat_round(snake_groups(present, split), split, counts)
+        split = table_split(fmt, len(present), len(present) <= fmt.table_size)
+        return seat_round(apart(snake_groups(present, split), fmt.forbidden), split, counts)
     if not rounds:
-        final = fmt.kind == Kind.KNOCKOUT and len(by_seed) <= fmt.max_size
+        final = fmt.kind == Kind.KNOCKOUT and len(by_seed) <= fmt.table_size
         split = table_split(fmt, len(by_seed), final)
         groups = (snake_groups(by_seed, split) if fmt.first_seating == FirstSeating.RATING
                   else random_groups(by_seed, split, fmt.seed))
-        return seat_round(groups, split, counts)
+        return seat_round(apart(groups, fmt.forbidden), split, counts)
     ranked = [player for player in _ranked(fmt, players, rounds, results) if player in set(by_seed)]
     split = table_split(fmt, len(ranked), False)
-    met = meetings_of(table.seats for tables in rounds for table in tables)
+    met = with_forbidden(meetings_of(table.seats for tables in rounds for table in tables), fmt.forbidden)
     return seat_round(standings_groups(ranked, split, met), split, counts)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from services.tournament.core.split import Split
@@ -33,6 +33,9 @@ BOT = ""
 EXACT_PLAYERS = 9
 #: Swap passes of the local search at most (each pass tries every pair of tables).
 MAX_PASSES = 20
+#: What seating a forbidden pair together costs, in repeat meetings: more than any number of
+#: repeats, so a seating keeps every pair apart that it can.
+FORBIDDEN_WEIGHT = 1_000_000
 
 #: How often each pair of players sat at one table before: (a, b) with a < b.
 Meetings = Mapping[tuple[str, str], int]
@@ -80,6 +83,38 @@ def seat_counts_of(tables: Iterable[Sequence[str]]) -> dict[str, Counter[int]]:
 def repeats(groups: Iterable[Sequence[str]], met: Meetings) -> int:
     """Repeat meetings of a grouping: the earlier meetings of every pair it seats together."""
     return sum(met.get(pair(a, b), 0) for group in groups for a, b in itertools.combinations(group, 2))
+
+
+def with_forbidden(met: Meetings, forbidden: Collection[tuple[str, str]]) -> Meetings:
+    """The meetings to avoid, each forbidden pair (a < b) weighing :data:`FORBIDDEN_WEIGHT`
+    (``met`` itself when there are none: the usual case costs nothing)."""
+    if not forbidden:
+        return met
+    weights = Counter(met)
+    weights.update(dict.fromkeys(forbidden, FORBIDDEN_WEIGHT))
+    return weights
+
+
+def forced_pairs(groups: Iterable[Sequence[str]],
+                 forbidden: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The forbidden pairs (a < b) that ``groups`` seat at one table, sorted."""
+    together = meetings_of(groups)
+    return sorted(p for p in forbidden if together.get(p))
+
+
+def apart(groups: list[list[str]], forbidden: Collection[tuple[str, str]]) -> list[list[str]]:
+    """``groups`` with forbidden pairs moved apart by the fewest moves from their tables
+    (exhaustive up to :data:`EXACT_PLAYERS` players, else the swap search); unchanged when
+    no pair sits together."""
+    if not forbidden or not forced_pairs(groups, forbidden):
+        return groups
+    weights = with_forbidden({}, forbidden)
+    where = {player: index for index, group in enumerate(groups) for player in group}
+    people = [player for group in groups for player in group]
+    if len(people) <= EXACT_PLAYERS:
+        found = _exhaustive(people, [len(group) for group in groups], weights, where)
+        return [sorted(group, key=people.index) for group in found]
+    return _swap_search(groups, weights, where)
 
 
 # -- round 1 -----------------------------------------------------------------------------

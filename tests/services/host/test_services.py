@@ -47,7 +47,8 @@ def test_every_service_has_a_port_a_package_and_its_needs() -> None:
 
 
 def test_the_sdk_has_an_endpoint_for_every_service() -> None:
-    assert [field.name for field in dataclasses.fields(Endpoints)] == list(SERVICE_NAMES)
+    addresses = [field.name for field in dataclasses.fields(Endpoints) if field.type == "str"]
+    assert addresses == list(SERVICE_NAMES)
     ends = Endpoints.on_host("example", {name: 1000 + index for index, name in enumerate(SERVICE_NAMES)})
     assert [getattr(ends, name) for name in SERVICE_NAMES] == [
         f"example:{1000 + index}" for index in range(len(SERVICE_NAMES))]

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 import pytest
 
 from services.tournament.audit import standings_from_logs
-from services.tournament.core.rounds import Kind
+from services.tournament.core.rounds import Kind, entrants
+from services.tournament.core.standings import advancing
 from services.tournament.store import TournamentStore
 from shared.api.stammtisch.v1 import tournament_pb2
 from shared.config import Settings
@@ -119,6 +120,13 @@ async def test_a_knockout_plays_down_to_one_final_table(stack: dict[str, str], r
     final = set(tournament.rounds[1].tables[0])
     reported = await sdk.standings(organizer, created.tournament_id)
     assert {line.player_id for line in reported.standings[:3]} == final
+    # The winner is the final table's winner, whatever points the others carried from round 1.
+    seeds = {entrant.player_id: entrant.seed_rank for entrant in entrants(tournament.core_players())}
+    results = [result for result, _extra in await TournamentStore(runtime).results(created.tournament_id)]
+    winner = advancing(tournament.rounds[1].seated(), results, 2, 1, seeds)[0]
+    assert reported.standings[0].player_id == winner
+    assert [(line.reached_round, line.reached_place) for line in reported.standings[:3]] == \
+        [(2, 1), (2, 2), (2, 3)]
     assert [(line.player_id, line.points_exact) for line in reported.standings] == \
         await standings_from_logs(runtime, tournament)
     for client in clients:

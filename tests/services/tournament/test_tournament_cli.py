@@ -10,9 +10,11 @@ organizer controls act later with it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +35,27 @@ def cli_env(infra: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) ->
                          "STAMMTISCH_LOG_LEVEL": "warning"}, data) as stack:
         ports = {f"STAMMTISCH_{name.upper()}_PORT": stack.endpoints[name].rsplit(":", 1)[1]
                  for name in SERVICE_NAMES}
+        page = stack.endpoints["tournaments"]  # the banner's "tournaments http://HOST:PORT/tournaments"
+        ports["STAMMTISCH_TOURNAMENT_PAGE_PORT"] = page.split("/")[0].rsplit(":", 1)[1]
         yield {**os.environ, **ports, "XDG_CONFIG_HOME": str(data / "config")}
+
+
+def _the_page_logs_in_its_organizer_only(env: dict[str, str], tid: str, stranger: tuple[str, str]) -> None:
+    """`tournament page` hands the organizer a link whose #fragment logs in; others get the page."""
+    link = stammtisch(env, "tournament", "page", tid)
+    assert link.returncode == 0, link.stderr
+    url, _, token = link.stdout.strip().partition("#token=")
+    assert url == f"http://127.0.0.1:{env['STAMMTISCH_TOURNAMENT_PAGE_PORT']}/tournaments/{tid}" and token
+    me = urllib.request.Request(url.replace(f"/tournaments/{tid}", "/api/me"),
+                                headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(me, timeout=10) as reply:
+        who = json.load(reply)
+    with urllib.request.urlopen(url, timeout=10) as page:
+        assert page.status == 200 and b"<!doctype html>" in page.read()
+    plain = stammtisch(env, "tournament", "page", tid, *stranger)
+    assert plain.stdout.strip() == url and "#token" not in plain.stdout
+    state = json.load(urllib.request.urlopen(f"{url}/state", timeout=10))
+    assert state["tournament"]["organizer_id"] == who["player_id"]
 
 
 def stammtisch(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -81,6 +103,9 @@ def test_the_organizer_controls_it_later_from_another_shell(cli_env: dict[str, s
     assert refused.returncode == 1 and "PERMISSION_DENIED" in refused.stderr
     refused = stammtisch(cli_env, "tournament", "start", tid)
     assert refused.returncode == 1 and "FAILED_PRECONDITION" in refused.stderr  # nobody registered
+    refused = stammtisch(cli_env, "tournament", "next-round", tid)
+    assert refused.returncode == 1 and "FAILED_PRECONDITION" in refused.stderr  # no manual rounds
+    _the_page_logs_in_its_organizer_only(cli_env, tid, stranger)
     bots = subprocess.Popen([STAMMTISCH, "tournament", "join", tid, "--bots", "3", "--think", "0.5"],
                             env=cli_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

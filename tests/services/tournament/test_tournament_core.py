@@ -7,10 +7,20 @@ import random
 from collections import Counter
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.tournament.core.rounds import FirstSeating, Format, Kind, Player, entrants, finished, plan_round
+from services.tournament.core.rounds import (
+    FirstSeating,
+    Format,
+    Kind,
+    Player,
+    current_standings,
+    entrants,
+    finished,
+    plan_round,
+)
 from services.tournament.core.seating import (
     BOT,
     SeatedTable,
@@ -23,8 +33,10 @@ from services.tournament.core.seating import (
 from services.tournament.core.split import Split, split_tables
 from services.tournament.core.standings import (
     GameResult,
+    advancing,
     duplicate_points,
     placement_points,
+    seat_scores,
     standings,
 )
 
@@ -197,9 +209,10 @@ def test_knockout_keeps_the_best_per_table_until_one_final_table(count: int, rng
         results += play(tables, len(rounds), 1, rng)
         assert len(rounds) < 20
     assert len(rounds[-1]) == 1
-    final = standings(entrants(players), results, 1,
-                      knockout_rounds={p: n for n, ts in enumerate(rounds, 1) for t in ts for p in t.players})
+    final = current_standings(fmt, players, rounds, results)
     assert {line.player_id for line in final[:len(rounds[-1][0].players)]} == set(rounds[-1][0].players)
+    seed_rank = {entrant.player_id: entrant.seed_rank for entrant in entrants(players)}
+    assert final[0].player_id == advancing(rounds[-1], results, len(rounds), 1, seed_rank)[0]
 
 
 @given(st.lists(st.integers(0, 5), min_size=2, max_size=6))
@@ -244,3 +257,53 @@ def test_round_one_by_rating_deals_the_field_in_snake_order() -> None:
     players = [Player(f"p{i}", rating=100 - i, order=i) for i in range(8)]  # p0 rated best
     tables = plan_round(fmt, players, [], [])
     assert [sorted(t.players) for t in tables] == [["p0", "p3", "p4", "p7"], ["p1", "p2", "p5", "p6"]]
+
+
+def test_a_knockout_is_won_by_the_winner_of_the_final_table() -> None:
+    """Points carried from round 1 do not outrank the final: e had more points and game points
+    over both rounds, but f won the final table (totals 9, 13, 9, 17), so f is first."""
+    fmt = Format(Kind.KNOCKOUT, 0, 1, 3, 4, 4, seed=0, keep=2)
+    players = [Player(name, 1500, order) for order, name in enumerate("abcdefgh")]
+    rounds = [[SeatedTable(0, ("a", "b", "c", "d")), SeatedTable(1, ("e", "f", "g", "h"))],
+              [SeatedTable(0, ("a", "e", "b", "f"))]]
+    results = [GameResult(1, 0, 1, ("a", "b", "c", "d"), (10, 6, 5, 0)),
+               GameResult(1, 1, 1, ("e", "f", "g", "h"), (11, 6, 5, 0)),
+               GameResult(2, 0, 1, ("a", "e", "b", "f"), (9, 13, 9, 17))]
+    lines = current_standings(fmt, players, rounds, results)
+    assert [line.player_id for line in lines[:4]] == ["f", "e", "a", "b"]
+    assert [line.player_id for line in lines[4:]] == ["c", "g", "d", "h"]  # by their last table's place
+
+
+def test_a_knockout_honours_the_table_size_while_more_than_one_table_is_full() -> None:
+    """Six players at table size 3 play two tables of 3, then the final of the 2 + 2 kept."""
+    fmt = Format(Kind.KNOCKOUT, 0, 1, 3, 6, 3, seed=0, keep=2)
+    players = [Player(f"p{i}", 1500, i) for i in range(6)]
+    first = plan_round(fmt, players, [], [])
+    assert sorted(len(table.seats) for table in first) == [3, 3]
+    results = play(first, 1, 1, random.Random(1))
+    final = plan_round(fmt, players, [first], results)
+    assert [len(table.seats) for table in final] == [4]
+    assert finished(fmt, [first, final])
+
+
+def test_the_knockout_cut_breaks_ties_as_the_standings_do() -> None:
+    """P and Q tie on the round's points (4/3) and game points (17); P won a game, Q none, so
+    P goes on although Q is seeded first; with wins tied too the seeding decides. The same
+    whatever the order of the results."""
+    seeds = {"q": 0, "p": 1, "r": 2, "s": 3}
+    table = SeatedTable(0, ("p", "q", "r", "s"))
+    results = [GameResult(1, 0, 1, table.seats, (10, 9, 0, -5)),
+               GameResult(1, 0, 2, table.seats, (7, 8, 15, 0))]
+    assert advancing([table], results, 1, 1, seeds) == ["p"]
+    assert advancing([table], results[::-1], 1, 2, seeds) == ["p", "q"]
+    level = [GameResult(1, 0, 1, table.seats, (10, 10, 0, 0)), GameResult(1, 0, 2, table.seats, (0, 0, 5, 5))]
+    assert advancing([table], level, 1, 1, seeds) == ["q"]  # a shared first place is a win for each
+
+
+def test_a_position_no_seat_holds_never_counts_for_a_place() -> None:
+    """A game over at 3 seats may report 4 totals (a card monster the game plays itself, last):
+    the result keeps the seats' 3, and the monster's total changes nobody's place."""
+    assert seat_scores([5, 3, 1, 9], 3) == (5, 3, 1)
+    assert placement_points(seat_scores([5, 3, 1, 9], 3)) == [1, Fraction(1, 2), 0]
+    with pytest.raises(ValueError):
+        seat_scores([5, 3], 3)

@@ -31,7 +31,9 @@ class _TournamentFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Tour
     TOURNAMENT_FORMAT_SERIES: _TournamentFormat.ValueType  # 1
     """R rounds of G games per table, re-seated every round (club Skat)."""
     TOURNAMENT_FORMAT_KNOCKOUT: _TournamentFormat.ValueType  # 2
-    """The best `keep` of each table go on, until one final table has played."""
+    """The best `keep` of each table go on, until one final table has played
+    (once the players left fit one table of `table_size`).
+    """
 
 class TournamentFormat(_TournamentFormat, metaclass=_TournamentFormatEnumTypeWrapper): ...
 
@@ -39,7 +41,9 @@ TOURNAMENT_FORMAT_UNSPECIFIED: TournamentFormat.ValueType  # 0
 TOURNAMENT_FORMAT_SERIES: TournamentFormat.ValueType  # 1
 """R rounds of G games per table, re-seated every round (club Skat)."""
 TOURNAMENT_FORMAT_KNOCKOUT: TournamentFormat.ValueType  # 2
-"""The best `keep` of each table go on, until one final table has played."""
+"""The best `keep` of each table go on, until one final table has played
+(once the players left fit one table of `table_size`).
+"""
 Global___TournamentFormat: _TypeAlias = TournamentFormat  # noqa: Y015
 
 class _FirstSeating:
@@ -113,6 +117,72 @@ TOURNAMENT_STATUS_FINISHED: TournamentStatus.ValueType  # 5
 TOURNAMENT_STATUS_CANCELLED: TournamentStatus.ValueType  # 6
 Global___TournamentStatus: _TypeAlias = TournamentStatus  # noqa: Y015
 
+class _ExportFormat:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ExportFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ExportFormat.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    EXPORT_FORMAT_UNSPECIFIED: _ExportFormat.ValueType  # 0
+    EXPORT_FORMAT_STANDINGS_CSV: _ExportFormat.ValueType  # 1
+    """CSV, one line per player: rank, player_id, name, points, points_exact,
+    game_points, wins, games, reached_round, reached_place, withdrawn, then one
+    column per tie-break (its name).
+    """
+    EXPORT_FORMAT_GAMES_CSV: _ExportFormat.ValueType  # 2
+    """CSV, one line per seat of every recorded game: round, table, game,
+    table_id, seat, player_id, name ("" for a bot), total, points.
+    """
+    EXPORT_FORMAT_JSON: _ExportFormat.ValueType  # 3
+    """JSON: {"tournament": {id, name, game, format, status, tie_breaks},
+    "standings": [lines as in the standings CSV, tie-breaks as an object],
+    "games": [{round, table, game, table_id, seats: [{player_id, name, total,
+    points}]}]}.
+    """
+
+class ExportFormat(_ExportFormat, metaclass=_ExportFormatEnumTypeWrapper): ...
+
+EXPORT_FORMAT_UNSPECIFIED: ExportFormat.ValueType  # 0
+EXPORT_FORMAT_STANDINGS_CSV: ExportFormat.ValueType  # 1
+"""CSV, one line per player: rank, player_id, name, points, points_exact,
+game_points, wins, games, reached_round, reached_place, withdrawn, then one
+column per tie-break (its name).
+"""
+EXPORT_FORMAT_GAMES_CSV: ExportFormat.ValueType  # 2
+"""CSV, one line per seat of every recorded game: round, table, game,
+table_id, seat, player_id, name ("" for a bot), total, points.
+"""
+EXPORT_FORMAT_JSON: ExportFormat.ValueType  # 3
+"""JSON: {"tournament": {id, name, game, format, status, tie_breaks},
+"standings": [lines as in the standings CSV, tie-breaks as an object],
+"games": [{round, table, game, table_id, seats: [{player_id, name, total,
+points}]}]}.
+"""
+Global___ExportFormat: _TypeAlias = ExportFormat  # noqa: Y015
+
+class _Recurrence:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RecurrenceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Recurrence.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RECURRENCE_UNSPECIFIED: _Recurrence.ValueType  # 0
+    RECURRENCE_ONCE: _Recurrence.ValueType  # 1
+    """One tournament, on `date`."""
+    RECURRENCE_DAILY: _Recurrence.ValueType  # 2
+    RECURRENCE_WEEKLY: _Recurrence.ValueType  # 3
+    """On `weekday`."""
+
+class Recurrence(_Recurrence, metaclass=_RecurrenceEnumTypeWrapper): ...
+
+RECURRENCE_UNSPECIFIED: Recurrence.ValueType  # 0
+RECURRENCE_ONCE: Recurrence.ValueType  # 1
+"""One tournament, on `date`."""
+RECURRENCE_DAILY: Recurrence.ValueType  # 2
+RECURRENCE_WEEKLY: Recurrence.ValueType  # 3
+"""On `weekday`."""
+Global___Recurrence: _TypeAlias = Recurrence  # noqa: Y015
+
 @_typing.final
 class TournamentSettings(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
@@ -133,6 +203,8 @@ class TournamentSettings(_message.Message):
     LATE_ENTRY_UNTIL_ROUND_FIELD_NUMBER: _builtins.int
     CHECK_IN_SECONDS_FIELD_NUMBER: _builtins.int
     NO_SHOW_FIELD_NUMBER: _builtins.int
+    MANUAL_ROUNDS_FIELD_NUMBER: _builtins.int
+    TIE_BREAKS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1 to 48 printable characters."""
     game: _builtins.str
@@ -154,7 +226,9 @@ class TournamentSettings(_message.Message):
     """
     first_seating: Global___FirstSeating.ValueType
     keep: _builtins.int
-    """Knockout: players per table who go on (1 to the game's least seats - 1; 0 means 1)."""
+    """Knockout: players per table who go on (1 to the game's least seats - 1; 0 means 1),
+    by the table order of the scoring rule above.
+    """
     duplicate_deals: _builtins.bool
     """Every table of a round plays the same seeds; scored by comparison (only
     games whose ListGames entry has duplicate_deals).
@@ -164,6 +238,11 @@ class TournamentSettings(_message.Message):
     check_in_seconds: _builtins.int
     """Seconds of check-in after the start (0: no check-in)."""
     no_show: Global___NoShow.ValueType
+    manual_rounds: _builtins.bool
+    """Each round after the first starts by hand: after a round's last game the
+    director waits until the organizer calls StartNextRound (events over
+    several evenings).
+    """
     @_builtins.property
     def options(self) -> _common_pb2.TableOptions:
         """Options of every table (e.g. game options for short games)."""
@@ -171,6 +250,16 @@ class TournamentSettings(_message.Message):
     @_builtins.property
     def start_at(self) -> _timestamp_pb2.Timestamp:
         """The director starts the tournament then (unset: only StartTournament does)."""
+
+    @_builtins.property
+    def tie_breaks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tie-breaks after points, in order (empty: the default
+        ["game_points", "wins"]); the seeding order settles what is left. Names:
+        "game_points" (sum of final totals), "wins" (games won), "best_game" (the
+        highest final total in one game), "opponents_points" (Buchholz: the points
+        of each opponent, once per game played together). At most 4, no repeats.
+        A knockout's table order (its cut) keeps the fixed order above.
+        """
 
     def __init__(
         self,
@@ -191,14 +280,40 @@ class TournamentSettings(_message.Message):
         late_entry_until_round: _builtins.int = ...,
         check_in_seconds: _builtins.int = ...,
         no_show: Global___NoShow.ValueType = ...,
+        manual_rounds: _builtins.bool = ...,
+        tie_breaks: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "start_at", b"start_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity", b"capacity", "check_in_seconds", b"check_in_seconds", "duplicate_deals", b"duplicate_deals", "first_seating", b"first_seating", "format", b"format", "game", b"game", "games_per_round", b"games_per_round", "keep", b"keep", "late_entry_until_round", b"late_entry_until_round", "name", b"name", "no_show", b"no_show", "options", b"options", "round_seconds", b"round_seconds", "rounds", b"rounds", "start_at", b"start_at", "table_size", b"table_size"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity", b"capacity", "check_in_seconds", b"check_in_seconds", "duplicate_deals", b"duplicate_deals", "first_seating", b"first_seating", "format", b"format", "game", b"game", "games_per_round", b"games_per_round", "keep", b"keep", "late_entry_until_round", b"late_entry_until_round", "manual_rounds", b"manual_rounds", "name", b"name", "no_show", b"no_show", "options", b"options", "round_seconds", b"round_seconds", "rounds", b"rounds", "start_at", b"start_at", "table_size", b"table_size", "tie_breaks", b"tie_breaks"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TournamentSettings: _TypeAlias = TournamentSettings  # noqa: Y015
+
+@_typing.final
+class ForbiddenPair(_message.Message):
+    """Two players who must not meet at a table (family, teammates)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_A_FIELD_NUMBER: _builtins.int
+    PLAYER_B_FIELD_NUMBER: _builtins.int
+    player_a: _builtins.str
+    player_b: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_a: _builtins.str = ...,
+        player_b: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_a", b"player_a", "player_b", b"player_b"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForbiddenPair: _TypeAlias = ForbiddenPair  # noqa: Y015
 
 @_typing.final
 class TournamentPlayer(_message.Message):
@@ -285,12 +400,19 @@ class TournamentRound(_message.Message):
     TABLES_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
+    FORCED_PAIRS_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     finished: _builtins.bool
     @_builtins.property
     def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentTable]: ...
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def forced_pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ForbiddenPair]:
+        """Forbidden pairs this round had to seat together: no seating of the
+        players present kept them apart (the seating honours every pair it can).
+        """
+
     def __init__(
         self,
         *,
@@ -298,10 +420,11 @@ class TournamentRound(_message.Message):
         tables: _abc.Iterable[Global___TournamentTable] | None = ...,
         finished: _builtins.bool = ...,
         started_at: _timestamp_pb2.Timestamp | None = ...,
+        forced_pairs: _abc.Iterable[Global___ForbiddenPair] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished", b"finished", "round", b"round", "started_at", b"started_at", "tables", b"tables"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished", b"finished", "forced_pairs", b"forced_pairs", "round", b"round", "started_at", b"started_at", "tables", b"tables"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -319,11 +442,17 @@ class Tournament(_message.Message):
     CURRENT_ROUND_FIELD_NUMBER: _builtins.int
     ROUNDS_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    AWAITING_NEXT_ROUND_FIELD_NUMBER: _builtins.int
+    FORBIDDEN_PAIRS_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     organizer_id: _builtins.str
     status: Global___TournamentStatus.ValueType
     current_round: _builtins.int
     """The round being played (0 before the first)."""
+    awaiting_next_round: _builtins.bool
+    """With `manual_rounds`: the last round is finished and the director waits
+    for the organizer's StartNextRound.
+    """
     @_builtins.property
     def settings(self) -> Global___TournamentSettings: ...
     @_builtins.property
@@ -332,6 +461,10 @@ class Tournament(_message.Message):
     def rounds(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentRound]: ...
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def forbidden_pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ForbiddenPair]:
+        """Set by the organizer (SetForbiddenPairs)."""
+
     def __init__(
         self,
         *,
@@ -343,10 +476,12 @@ class Tournament(_message.Message):
         current_round: _builtins.int = ...,
         rounds: _abc.Iterable[Global___TournamentRound] | None = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
+        awaiting_next_round: _builtins.bool = ...,
+        forbidden_pairs: _abc.Iterable[Global___ForbiddenPair] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "current_round", b"current_round", "organizer_id", b"organizer_id", "players", b"players", "rounds", b"rounds", "settings", b"settings", "status", b"status", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["awaiting_next_round", b"awaiting_next_round", "created_at", b"created_at", "current_round", b"current_round", "forbidden_pairs", b"forbidden_pairs", "organizer_id", b"organizer_id", "players", b"players", "rounds", b"rounds", "settings", b"settings", "status", b"status", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -366,6 +501,8 @@ class StandingLine(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     REACHED_ROUND_FIELD_NUMBER: _builtins.int
     WITHDRAWN_FIELD_NUMBER: _builtins.int
+    REACHED_PLACE_FIELD_NUMBER: _builtins.int
+    TIE_BREAKS_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     player_id: _builtins.str
     name: _builtins.str
@@ -378,6 +515,16 @@ class StandingLine(_message.Message):
     reached_round: _builtins.int
     """Knockout: the last round the player was seated in."""
     withdrawn: _builtins.bool
+    reached_place: _builtins.int
+    """Knockout: the place (1 best) at the table of `reached_round`, by that
+    table's order (the scoring rule above); it ranks right after reached_round.
+    """
+    @_builtins.property
+    def tie_breaks(self) -> _containers.RepeatedCompositeFieldContainer[Global___TieBreakValue]:
+        """The tournament's tie-breaks (TournamentSettings.tie_breaks, in that order)
+        with this player's values.
+        """
+
     def __init__(
         self,
         *,
@@ -391,14 +538,43 @@ class StandingLine(_message.Message):
         games: _builtins.int = ...,
         reached_round: _builtins.int = ...,
         withdrawn: _builtins.bool = ...,
+        reached_place: _builtins.int = ...,
+        tie_breaks: _abc.Iterable[Global___TieBreakValue] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_points", b"game_points", "games", b"games", "name", b"name", "player_id", b"player_id", "points", b"points", "points_exact", b"points_exact", "rank", b"rank", "reached_round", b"reached_round", "wins", b"wins", "withdrawn", b"withdrawn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_points", b"game_points", "games", b"games", "name", b"name", "player_id", b"player_id", "points", b"points", "points_exact", b"points_exact", "rank", b"rank", "reached_place", b"reached_place", "reached_round", b"reached_round", "tie_breaks", b"tie_breaks", "wins", b"wins", "withdrawn", b"withdrawn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StandingLine: _TypeAlias = StandingLine  # noqa: Y015
+
+@_typing.final
+class TieBreakValue(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VALUE_FIELD_NUMBER: _builtins.int
+    EXACT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """A tie-break's name ("game_points", "wins", "best_game", "opponents_points")."""
+    value: _builtins.float
+    """Its value; `exact` is the same as a fraction where it may be one ("7/2")."""
+    exact: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        value: _builtins.float = ...,
+        exact: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exact", b"exact", "name", b"name", "value", b"value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TieBreakValue: _TypeAlias = TieBreakValue  # noqa: Y015
 
 @_typing.final
 class TournamentGameResult(_message.Message):
@@ -411,15 +587,27 @@ class TournamentGameResult(_message.Message):
     PLAYER_IDS_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     table: _builtins.int
     game: _builtins.int
     """1-based within the round."""
     table_id: _builtins.str
+    provisional: _builtins.bool
+    """The points are as far as known: with duplicate deals they compare each seat
+    with the same seat at the other tables of the deal (same round, game and
+    table size), and some of those have not finished the game yet. The
+    standings of later entries count the final points.
+    """
     @_builtins.property
     def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
-    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Final totals, one per seat. A game's own game_over may list more (a
+        position the game plays itself, with no seat: a card monster); those take
+        no place and change nobody's points.
+        """
+
     @_builtins.property
     def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Points each seat earned by the scoring rule, as fractions ("2/3")."""
@@ -434,10 +622,11 @@ class TournamentGameResult(_message.Message):
         player_ids: _abc.Iterable[_builtins.str] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         points: _abc.Iterable[_builtins.str] | None = ...,
+        provisional: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "player_ids", b"player_ids", "points", b"points", "round", b"round", "scores", b"scores", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "player_ids", b"player_ids", "points", b"points", "provisional", b"provisional", "round", b"round", "scores", b"scores", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -910,6 +1099,315 @@ class RemovePlayerResponse(_message.Message):
 Global___RemovePlayerResponse: _TypeAlias = RemovePlayerResponse  # noqa: Y015
 
 @_typing.final
+class StartNextRoundRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartNextRoundRequest: _TypeAlias = StartNextRoundRequest  # noqa: Y015
+
+@_typing.final
+class StartNextRoundResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___Tournament: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___Tournament | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartNextRoundResponse: _TypeAlias = StartNextRoundResponse  # noqa: Y015
+
+@_typing.final
+class SetForbiddenPairsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    @_builtins.property
+    def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ForbiddenPair]:
+        """Registered players' ids; at most 1000 pairs, no player paired with itself."""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        pairs: _abc.Iterable[Global___ForbiddenPair] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pairs", b"pairs", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetForbiddenPairsRequest: _TypeAlias = SetForbiddenPairsRequest  # noqa: Y015
+
+@_typing.final
+class SetForbiddenPairsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___Tournament: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___Tournament | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetForbiddenPairsResponse: _TypeAlias = SetForbiddenPairsResponse  # noqa: Y015
+
+@_typing.final
+class ExportResultsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    format: Global___ExportFormat.ValueType
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        format: Global___ExportFormat.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportResultsRequest: _TypeAlias = ExportResultsRequest  # noqa: Y015
+
+@_typing.final
+class ExportResultsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTENT_TYPE_FIELD_NUMBER: _builtins.int
+    FILENAME_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    content_type: _builtins.str
+    """"text/csv; charset=utf-8" or "application/json"."""
+    filename: _builtins.str
+    """A file name for it, e.g. "<tournament>-standings.csv"."""
+    content: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        content_type: _builtins.str = ...,
+        filename: _builtins.str = ...,
+        content: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "content_type", b"content_type", "filename", b"filename"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportResultsResponse: _TypeAlias = ExportResultsResponse  # noqa: Y015
+
+@_typing.final
+class TournamentSchedule(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    ORGANIZER_ID_FIELD_NUMBER: _builtins.int
+    SETTINGS_FIELD_NUMBER: _builtins.int
+    RECURRENCE_FIELD_NUMBER: _builtins.int
+    TIME_OF_DAY_FIELD_NUMBER: _builtins.int
+    TIME_ZONE_FIELD_NUMBER: _builtins.int
+    WEEKDAY_FIELD_NUMBER: _builtins.int
+    DATE_FIELD_NUMBER: _builtins.int
+    OPEN_SECONDS_BEFORE_FIELD_NUMBER: _builtins.int
+    NEXT_START_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_IDS_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    organizer_id: _builtins.str
+    recurrence: Global___Recurrence.ValueType
+    time_of_day: _builtins.str
+    """Local start time "HH:MM" or "HH:MM:SS" in `time_zone`."""
+    time_zone: _builtins.str
+    """An IANA time zone ("Europe/Berlin"); daylight-saving time follows it."""
+    weekday: _builtins.int
+    """RECURRENCE_WEEKLY: 1 (Monday) to 7 (Sunday)."""
+    date: _builtins.str
+    """RECURRENCE_ONCE: the local date, "YYYY-MM-DD"."""
+    open_seconds_before: _builtins.int
+    """A tournament is created (registration opens) this long before its start
+    (0 to 604800 seconds).
+    """
+    @_builtins.property
+    def settings(self) -> Global___TournamentSettings:
+        """The settings of every tournament it makes (start_at: each occurrence)."""
+
+    @_builtins.property
+    def next_start(self) -> _timestamp_pb2.Timestamp:
+        """The next occurrence not yet created (unset: none left)."""
+
+    @_builtins.property
+    def tournament_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tournaments made so far, oldest first (the last 20)."""
+
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+        organizer_id: _builtins.str = ...,
+        settings: Global___TournamentSettings | None = ...,
+        recurrence: Global___Recurrence.ValueType = ...,
+        time_of_day: _builtins.str = ...,
+        time_zone: _builtins.str = ...,
+        weekday: _builtins.int = ...,
+        date: _builtins.str = ...,
+        open_seconds_before: _builtins.int = ...,
+        next_start: _timestamp_pb2.Timestamp | None = ...,
+        tournament_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_start", b"next_start", "settings", b"settings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["date", b"date", "next_start", b"next_start", "open_seconds_before", b"open_seconds_before", "organizer_id", b"organizer_id", "recurrence", b"recurrence", "schedule_id", b"schedule_id", "settings", b"settings", "time_of_day", b"time_of_day", "time_zone", b"time_zone", "tournament_ids", b"tournament_ids", "weekday", b"weekday"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentSchedule: _TypeAlias = TournamentSchedule  # noqa: Y015
+
+@_typing.final
+class CreateScheduleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedule(self) -> Global___TournamentSchedule:
+        """Every field but schedule_id, organizer_id, next_start and tournament_ids."""
+
+    def __init__(
+        self,
+        *,
+        schedule: Global___TournamentSchedule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateScheduleRequest: _TypeAlias = CreateScheduleRequest  # noqa: Y015
+
+@_typing.final
+class CreateScheduleResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedule(self) -> Global___TournamentSchedule: ...
+    def __init__(
+        self,
+        *,
+        schedule: Global___TournamentSchedule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateScheduleResponse: _TypeAlias = CreateScheduleResponse  # noqa: Y015
+
+@_typing.final
+class ListSchedulesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesRequest: _TypeAlias = ListSchedulesRequest  # noqa: Y015
+
+@_typing.final
+class ListSchedulesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedules(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentSchedule]: ...
+    def __init__(
+        self,
+        *,
+        schedules: _abc.Iterable[Global___TournamentSchedule] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedules", b"schedules"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesResponse: _TypeAlias = ListSchedulesResponse  # noqa: Y015
+
+@_typing.final
+class DeleteScheduleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule_id", b"schedule_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteScheduleRequest: _TypeAlias = DeleteScheduleRequest  # noqa: Y015
+
+@_typing.final
+class DeleteScheduleResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteScheduleResponse: _TypeAlias = DeleteScheduleResponse  # noqa: Y015
+
+@_typing.final
 class GetStandingsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -986,24 +1484,40 @@ class WatchTournamentResponse(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    ROUND_NUMBER_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """1, 2, 3, ...: the history entry (resume with after_seq)."""
     change: _builtins.str
-    """"created", "registered", "withdrawn", "checked_in", "started", "seated",
-    "game_finished", "round_finished", "paused", "resumed", "removed",
-    "finished", "cancelled".
+    """What happened, one of:
+    "created", "registered", "withdrawn" (by the player), "removed" (by the
+    organizer), "check_in_opened" (started with check-in), "checked_in",
+    "started" (running: at once, or when check-in closed), "seated" (a round's
+    tables), "game_finished", "time_up" (a round's time limit passed: bots
+    finish its running games, no new game starts), "round_finished",
+    "paused", "resumed", "finished", "cancelled", "next_round_started" (the
+    organizer's StartNextRound), "forbidden_pairs_set", "starting_soon" (its
+    players were told, 5 minutes before start_at; services/tournament/notify.py).
+    Every field describes the tournament as it was right after this entry,
+    not now: a watcher replaying from seq 0 sees each entry as it happened.
     """
     player_id: _builtins.str
     """The player the change is about (registered, withdrawn, checked_in, removed)."""
     status: Global___TournamentStatus.ValueType
+    """The tournament's status right after this entry."""
+    round_number: _builtins.int
+    """The round the entry is about: seated, game_finished, time_up,
+    round_finished, next_round_started (the round it lets start; 0 for the
+    other changes).
+    """
     @_builtins.property
     def round(self) -> Global___TournamentRound:
-        """seated: the round's tables."""
+        """seated: the round's tables (unfinished, no game played yet)."""
 
     @_builtins.property
     def your_seat(self) -> Global___YourSeat:
-        """seated: where the watcher sits in that round, if anywhere. Its table is
-        created a moment later: NOT_FOUND from the lobby and engine until then.
+        """seated: where the watcher sits in that round, if anywhere. A seating is
+        announced once every table of the round exists with its first game dealt:
+        the table answers at once (GetTable, GetView, Subscribe).
         """
 
     @_builtins.property
@@ -1012,7 +1526,11 @@ class WatchTournamentResponse(_message.Message):
 
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingLine]:
-        """game_finished, round_finished, finished, cancelled: the standings after it."""
+        """game_finished, round_finished, finished, cancelled: the standings after it
+        (the games recorded up to this entry; with duplicate deals they count
+        provisional points until every table of a deal has reported, at the
+        latest at round_finished).
+        """
 
     def __init__(
         self,
@@ -1025,10 +1543,11 @@ class WatchTournamentResponse(_message.Message):
         result: Global___TournamentGameResult | None = ...,
         standings: _abc.Iterable[Global___StandingLine] | None = ...,
         status: Global___TournamentStatus.ValueType = ...,
+        round_number: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "round", b"round", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "player_id", b"player_id", "result", b"result", "round", b"round", "seq", b"seq", "standings", b"standings", "status", b"status", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "player_id", b"player_id", "result", b"result", "round", b"round", "round_number", b"round_number", "seq", b"seq", "standings", b"standings", "status", b"status", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -42,8 +42,16 @@ class TournamentServiceStub:
     a seat earns instead the share of the same seat at the other tables of
     its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-    final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+    place is a win for each).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+    default game points (sum of final totals), then games won), then the
+    seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+    game points there, games won there, then the seeding order; the first
+    `keep` go on (ties at the cut are broken so). Its standings sort by the
+    last round reached, then that place at the last table played (the final
+    table's winner is first), then as a series.
     """
 
     def __init__(self, channel):
@@ -107,6 +115,36 @@ class TournamentServiceStub:
                 request_serializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerRequest.SerializeToString,
                 response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerResponse.FromString,
                 _registered_method=True)
+        self.StartNextRound = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/StartNextRound',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundResponse.FromString,
+                _registered_method=True)
+        self.SetForbiddenPairs = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/SetForbiddenPairs',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsResponse.FromString,
+                _registered_method=True)
+        self.ExportResults = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/ExportResults',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
+                _registered_method=True)
+        self.CreateSchedule = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/CreateSchedule',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleResponse.FromString,
+                _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/ListSchedules',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
+        self.DeleteSchedule = channel.unary_unary(
+                '/stammtisch.v1.TournamentService/DeleteSchedule',
+                request_serializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleRequest.SerializeToString,
+                response_deserializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleResponse.FromString,
+                _registered_method=True)
         self.GetStandings = channel.unary_unary(
                 '/stammtisch.v1.TournamentService/GetStandings',
                 request_serializer=stammtisch_dot_v1_dot_tournament__pb2.GetStandingsRequest.SerializeToString,
@@ -136,8 +174,16 @@ class TournamentServiceServicer:
     a seat earns instead the share of the same seat at the other tables of
     its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-    final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+    place is a win for each).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+    default game points (sum of final totals), then games won), then the
+    seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+    game points there, games won there, then the seeding order; the first
+    `keep` go on (ties at the cut are broken so). Its standings sort by the
+    last round reached, then that place at the last table played (the final
+    table's winner is first), then as a series.
     """
 
     def CreateTournament(self, request, context):
@@ -211,6 +257,54 @@ class TournamentServiceServicer:
 
     def RemovePlayer(self, request, context):
         """Organizer: withdraw a player (as Withdraw does for oneself).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartNextRound(self, request, context):
+        """Organizer, with `manual_rounds`: seat the next round now (the director
+        waits after each round's last game until this is called).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetForbiddenPairs(self, request, context):
+        """Organizer: the pairs of players who must not meet at a table (replaces the
+        list; it applies from the next round seated).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportResults(self, request, context):
+        """The results as a file: every game's totals, or the standings with the
+        tie-break values (CSV), or both (JSON). Anyone may export.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateSchedule(self, request, context):
+        """A scheduled or recurring tournament: each occurrence's tournament (the
+        settings below, its start_at the occurrence) is created, and so opens
+        registration, `open_seconds_before` its start, and the director starts it
+        then. The caller organizes every tournament it makes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSchedules(self, request, context):
+        """Every schedule, by next start.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSchedule(self, request, context):
+        """Organizer: no further tournaments (those made already stay).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -290,6 +384,36 @@ def add_TournamentServiceServicer_to_server(servicer, server):
                     request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerRequest.FromString,
                     response_serializer=stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerResponse.SerializeToString,
             ),
+            'StartNextRound': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartNextRound,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundResponse.SerializeToString,
+            ),
+            'SetForbiddenPairs': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetForbiddenPairs,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsResponse.SerializeToString,
+            ),
+            'ExportResults': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportResults,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.SerializeToString,
+            ),
+            'CreateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSchedule,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesResponse.SerializeToString,
+            ),
+            'DeleteSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSchedule,
+                    request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleRequest.FromString,
+                    response_serializer=stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleResponse.SerializeToString,
+            ),
             'GetStandings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStandings,
                     request_deserializer=stammtisch_dot_v1_dot_tournament__pb2.GetStandingsRequest.FromString,
@@ -325,8 +449,16 @@ class TournamentService:
     a seat earns instead the share of the same seat at the other tables of
     its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-    final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+    place is a win for each).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+    default game points (sum of final totals), then games won), then the
+    seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+    game points there, games won there, then the seeding order; the first
+    `keep` go on (ties at the cut are broken so). Its standings sort by the
+    last round reached, then that place at the last table played (the final
+    table's winner is first), then as a series.
     """
 
     @staticmethod
@@ -616,6 +748,168 @@ class TournamentService:
             '/stammtisch.v1.TournamentService/RemovePlayer',
             stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerRequest.SerializeToString,
             stammtisch_dot_v1_dot_tournament__pb2.RemovePlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartNextRound(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/StartNextRound',
+            stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.StartNextRoundResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetForbiddenPairs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/SetForbiddenPairs',
+            stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.SetForbiddenPairsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportResults(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/ExportResults',
+            stammtisch_dot_v1_dot_tournament__pb2.ExportResultsRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.ExportResultsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/CreateSchedule',
+            stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.CreateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/ListSchedules',
+            stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.ListSchedulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/stammtisch.v1.TournamentService/DeleteSchedule',
+            stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleRequest.SerializeToString,
+            stammtisch_dot_v1_dot_tournament__pb2.DeleteScheduleResponse.FromString,
             options,
             channel_credentials,
             insecure,

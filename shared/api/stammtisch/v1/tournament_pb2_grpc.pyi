@@ -43,8 +43,16 @@ class TournamentServiceStub:
       a seat earns instead the share of the same seat at the other tables of
       its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-      final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+      place is a win for each).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+      default game points (sum of final totals), then games won), then the
+      seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+      game points there, games won there, then the seeding order; the first
+      `keep` go on (ties at the cut are broken so). Its standings sort by the
+      last round reached, then that place at the last table played (the final
+      table's winner is first), then as a series.
     """
 
     @_typing.overload
@@ -73,6 +81,28 @@ class TournamentServiceStub:
     """Organizer: stop for good; the standings so far are final."""
     RemovePlayer: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.RemovePlayerRequest, _tournament_pb2.RemovePlayerResponse]
     """Organizer: withdraw a player (as Withdraw does for oneself)."""
+    StartNextRound: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.StartNextRoundRequest, _tournament_pb2.StartNextRoundResponse]
+    """Organizer, with `manual_rounds`: seat the next round now (the director
+    waits after each round's last game until this is called).
+    """
+    SetForbiddenPairs: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.SetForbiddenPairsRequest, _tournament_pb2.SetForbiddenPairsResponse]
+    """Organizer: the pairs of players who must not meet at a table (replaces the
+    list; it applies from the next round seated).
+    """
+    ExportResults: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.ExportResultsRequest, _tournament_pb2.ExportResultsResponse]
+    """The results as a file: every game's totals, or the standings with the
+    tie-break values (CSV), or both (JSON). Anyone may export.
+    """
+    CreateSchedule: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.CreateScheduleRequest, _tournament_pb2.CreateScheduleResponse]
+    """A scheduled or recurring tournament: each occurrence's tournament (the
+    settings below, its start_at the occurrence) is created, and so opens
+    registration, `open_seconds_before` its start, and the director starts it
+    then. The caller organizes every tournament it makes.
+    """
+    ListSchedules: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.ListSchedulesRequest, _tournament_pb2.ListSchedulesResponse]
+    """Every schedule, by next start."""
+    DeleteSchedule: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.DeleteScheduleRequest, _tournament_pb2.DeleteScheduleResponse]
+    """Organizer: no further tournaments (those made already stay)."""
     GetStandings: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.GetStandingsRequest, _tournament_pb2.GetStandingsResponse]
     """The standings, recomputed from the results of the games."""
     WatchTournament: _grpc.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]
@@ -99,8 +129,16 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
       a seat earns instead the share of the same seat at the other tables of
       its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-      final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+      place is a win for each).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+      default game points (sum of final totals), then games won), then the
+      seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+      game points there, games won there, then the seeding order; the first
+      `keep` go on (ties at the cut are broken so). Its standings sort by the
+      last round reached, then that place at the last table played (the final
+      table's winner is first), then as a series.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -126,6 +164,28 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     """Organizer: stop for good; the standings so far are final."""
     RemovePlayer: _aio.UnaryUnaryMultiCallable[_tournament_pb2.RemovePlayerRequest, _tournament_pb2.RemovePlayerResponse]  # type: ignore[assignment]
     """Organizer: withdraw a player (as Withdraw does for oneself)."""
+    StartNextRound: _aio.UnaryUnaryMultiCallable[_tournament_pb2.StartNextRoundRequest, _tournament_pb2.StartNextRoundResponse]  # type: ignore[assignment]
+    """Organizer, with `manual_rounds`: seat the next round now (the director
+    waits after each round's last game until this is called).
+    """
+    SetForbiddenPairs: _aio.UnaryUnaryMultiCallable[_tournament_pb2.SetForbiddenPairsRequest, _tournament_pb2.SetForbiddenPairsResponse]  # type: ignore[assignment]
+    """Organizer: the pairs of players who must not meet at a table (replaces the
+    list; it applies from the next round seated).
+    """
+    ExportResults: _aio.UnaryUnaryMultiCallable[_tournament_pb2.ExportResultsRequest, _tournament_pb2.ExportResultsResponse]  # type: ignore[assignment]
+    """The results as a file: every game's totals, or the standings with the
+    tie-break values (CSV), or both (JSON). Anyone may export.
+    """
+    CreateSchedule: _aio.UnaryUnaryMultiCallable[_tournament_pb2.CreateScheduleRequest, _tournament_pb2.CreateScheduleResponse]  # type: ignore[assignment]
+    """A scheduled or recurring tournament: each occurrence's tournament (the
+    settings below, its start_at the occurrence) is created, and so opens
+    registration, `open_seconds_before` its start, and the director starts it
+    then. The caller organizes every tournament it makes.
+    """
+    ListSchedules: _aio.UnaryUnaryMultiCallable[_tournament_pb2.ListSchedulesRequest, _tournament_pb2.ListSchedulesResponse]  # type: ignore[assignment]
+    """Every schedule, by next start."""
+    DeleteSchedule: _aio.UnaryUnaryMultiCallable[_tournament_pb2.DeleteScheduleRequest, _tournament_pb2.DeleteScheduleResponse]  # type: ignore[assignment]
+    """Organizer: no further tournaments (those made already stay)."""
     GetStandings: _aio.UnaryUnaryMultiCallable[_tournament_pb2.GetStandingsRequest, _tournament_pb2.GetStandingsResponse]  # type: ignore[assignment]
     """The standings, recomputed from the results of the games."""
     WatchTournament: _aio.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]  # type: ignore[assignment]
@@ -151,8 +211,16 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
       a seat earns instead the share of the same seat at the other tables of
       its size (same cards) that it beat by final total, a tie counting half.
     - A late entrant gets 1/2 point and 0 game points per game missed.
-    - Standings: (knockout: last round reached), points, game points (sum of
-      final totals), games won, then the seeding order (rating, registration).
+    - A game is won by every seat with the highest final total (a shared first
+      place is a win for each).
+    - Standings of a series: points, then the tie-breaks (`tie_breaks`; by
+      default game points (sum of final totals), then games won), then the
+      seeding order (rating, registration).
+    - Knockout: each table of a round is ordered by the round's points there,
+      game points there, games won there, then the seeding order; the first
+      `keep` go on (ties at the cut are broken so). Its standings sort by the
+      last round reached, then that place at the last table played (the final
+      table's winner is first), then as a series.
     """
 
     @_abc_1.abstractmethod
@@ -242,6 +310,64 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_pb2.RemovePlayerResponse, _abc.Awaitable[_tournament_pb2.RemovePlayerResponse]]:
         """Organizer: withdraw a player (as Withdraw does for oneself)."""
+
+    @_abc_1.abstractmethod
+    def StartNextRound(
+        self,
+        request: _tournament_pb2.StartNextRoundRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.StartNextRoundResponse, _abc.Awaitable[_tournament_pb2.StartNextRoundResponse]]:
+        """Organizer, with `manual_rounds`: seat the next round now (the director
+        waits after each round's last game until this is called).
+        """
+
+    @_abc_1.abstractmethod
+    def SetForbiddenPairs(
+        self,
+        request: _tournament_pb2.SetForbiddenPairsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.SetForbiddenPairsResponse, _abc.Awaitable[_tournament_pb2.SetForbiddenPairsResponse]]:
+        """Organizer: the pairs of players who must not meet at a table (replaces the
+        list; it applies from the next round seated).
+        """
+
+    @_abc_1.abstractmethod
+    def ExportResults(
+        self,
+        request: _tournament_pb2.ExportResultsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.ExportResultsResponse, _abc.Awaitable[_tournament_pb2.ExportResultsResponse]]:
+        """The results as a file: every game's totals, or the standings with the
+        tie-break values (CSV), or both (JSON). Anyone may export.
+        """
+
+    @_abc_1.abstractmethod
+    def CreateSchedule(
+        self,
+        request: _tournament_pb2.CreateScheduleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.CreateScheduleResponse, _abc.Awaitable[_tournament_pb2.CreateScheduleResponse]]:
+        """A scheduled or recurring tournament: each occurrence's tournament (the
+        settings below, its start_at the occurrence) is created, and so opens
+        registration, `open_seconds_before` its start, and the director starts it
+        then. The caller organizes every tournament it makes.
+        """
+
+    @_abc_1.abstractmethod
+    def ListSchedules(
+        self,
+        request: _tournament_pb2.ListSchedulesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.ListSchedulesResponse, _abc.Awaitable[_tournament_pb2.ListSchedulesResponse]]:
+        """Every schedule, by next start."""
+
+    @_abc_1.abstractmethod
+    def DeleteSchedule(
+        self,
+        request: _tournament_pb2.DeleteScheduleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_pb2.DeleteScheduleResponse, _abc.Awaitable[_tournament_pb2.DeleteScheduleResponse]]:
+        """Organizer: no further tournaments (those made already stay)."""
 
     @_abc_1.abstractmethod
     def GetStandings(
