@@ -1,9 +1,10 @@
 """The TypeScript client (shared/clients/typescript) against a real stack: `stammtisch up` as a
 child on free ports with two workers (so tables come with a play_port the client plays them at),
-then the package's own Node tests (`npm test`) with the endpoints in the
-environment (STAMMTISCH_LOBBY, ... per service; the door's STAMMTISCH_DOOR + STAMMTISCH_CA when
-there is one). They play every catalogue game, resume a dropped stream, read refusals from the
-status details, play a tournament seat and fetch a paged replay with the default 4 MB limit."""
+then the package's own Node tests (`npm test`) with the endpoints in the environment: once each
+service's own port in plaintext (STAMMTISCH_LOBBY, ...), once through the stack's TLS door
+(STAMMTISCH_DOOR + STAMMTISCH_CA). They play every catalogue game, resume a dropped stream, read
+refusals from the status details, play a tournament seat and fetch a paged replay with the
+default 4 MB limit."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from services.host.launch import launched_stack
+from services.host.launch import LaunchedStack, launched_stack
 from shared.config import SERVICE_NAMES
 
 pytestmark = pytest.mark.integration
@@ -47,22 +48,26 @@ def installed() -> Path:
     return PACKAGE
 
 
-def client_env(endpoints: dict[str, str]) -> dict[str, str]:
-    """The environment contract of the Node tests: each service's own address, plaintext."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith("STAMMTISCH_")}
-    return {**env, **{f"STAMMTISCH_{name.upper()}": endpoints[name] for name in SERVICE_NAMES}}
+def client_env(stack: LaunchedStack, through_door: bool) -> dict[str, str]:
+    """The environment contract of the Node tests: the door and its CA (TLS), or each service's
+    own address (plaintext)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("STAMMTISCH_")}
+    if through_door:
+        assert stack.door and stack.ca, "the stack came up without its door"
+        return {**env, "STAMMTISCH_DOOR": f"grpcs://{stack.door}", "STAMMTISCH_CA": str(stack.ca)}
+    return {**env, **{f"STAMMTISCH_{name.upper()}": stack.endpoints[name] for name in SERVICE_NAMES}}
 
 
 @pytest.mark.timeout(1800)
+@pytest.mark.parametrize("through_door", [False, True], ids=["each-service", "door"])
 def test_the_typescript_client_plays_resumes_reads_refusals_and_replays(
-        installed: Path, infra: tuple[str, str], tmp_path: Path) -> None:
+        installed: Path, infra: tuple[str, str], tmp_path: Path, through_door: bool) -> None:
     redis_url, nats_url = infra
     overrides = {"REDIS_URL": redis_url, "NATS_URL": nats_url, "STAMMTISCH_BOT_DELAY": "0",
                  "STAMMTISCH_TOKEN_TTL": str(TOKEN_TTL_SECONDS),
                  "STAMMTISCH_TOKEN_SECRET": secrets.token_urlsafe(32)}
     with launched_stack(overrides, tmp_path / "stack", workers=2) as stack:
-        done = subprocess.run(["npm", "test"], cwd=installed, env=client_env(stack.endpoints),
+        done = subprocess.run(["npm", "test"], cwd=installed, env=client_env(stack, through_door),
                               capture_output=True, text=True, timeout=1500, check=False)
     assert done.returncode == 0, f"npm test failed:\n{done.stdout[-20000:]}\n{done.stderr[-5000:]}"
     assert "# fail 0" in done.stdout
