@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server nginx prometheus chromium screenshot clean compose-env
+.PHONY: run test test-fast proto lint bench loadtest chaos venv redis-server nginx prometheus chromium screenshot clients clean compose-env
 
 venv: $(STAMP)
 
@@ -69,10 +69,21 @@ $(STAMP): pyproject.toml $(TEST_GAMES)
 	  $(foreach game,$(TEST_GAMES),-e $(dir $(game)))
 	touch $(STAMP)
 
+# The TypeScript client's packages, as its lockfile pins them (npm ci, again only when the
+# lockfile changes; tests/clients/test_typescript.py writes the same stamp).
+CLIENT_TS := shared/clients/typescript
+CLIENT_TS_STAMP := $(CLIENT_TS)/node_modules/.lockfile-sha256
+
+clients: $(CLIENT_TS_STAMP)
+
+$(CLIENT_TS_STAMP): $(CLIENT_TS)/package-lock.json
+	cd $(CLIENT_TS) && npm ci --no-audit --no-fund && \
+	  sha256sum package-lock.json | cut -d' ' -f1 | tr -d '\n' > node_modules/.lockfile-sha256
+
 run: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch up
 
-test: $(STAMP) redis-server nginx prometheus chromium
+test: $(STAMP) redis-server nginx prometheus chromium clients
 	$(BIN)/python -m pytest
 
 # Engines, units and conformance: no servers, no long property runs (under a minute).

@@ -19,10 +19,10 @@ DEFAULT_PORTS: dict[str, int] = {"lobby": 50051, "engine": 50052, "arbiter": 500
                                   "tournament": 50055, "clubs": 50056}
 #: The services' names, in DEFAULT_PORTS order (the order of Endpoints and of `up`'s banner).
 SERVICE_NAMES: tuple[str, ...] = tuple(DEFAULT_PORTS)
-#: The largest answer a server sends and the SDK accepts: a finished game's replay
-#: (HistoryService.GetReplay, every state of every commit) is up to about 3.5 MB for the
-#: longest 4-seat game, near gRPC's default 4 MB.
-MAX_REPLY_BYTES = 16 * 1024 * 1024
+#: The largest answer a server sends and the SDK accepts: gRPC's default receive limit, which any
+#: app has. Long answers come in parts below it: replays in pages (shared/archive/messages.py,
+#: REPLAY_PAGE_BYTES), a stream's catch-up in batches of about 1 MiB at most.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
 
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)

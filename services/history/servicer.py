@@ -17,7 +17,7 @@ import grpc
 
 from services.history.store import ArchiveStore
 from shared.api.stammtisch.v1 import history_pb2, history_pb2_grpc
-from shared.archive.messages import replay_proto, summary_proto
+from shared.archive.messages import REPLAY_PAGE_BYTES, replay_page, summary_proto
 from shared.errors import NotFound
 from shared.ids import check_table_id
 from shared.infra.runtime import Runtime
@@ -71,15 +71,21 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
 
     async def GetReplay(self, request: history_pb2.GetReplayRequest,
                         context: grpc.aio.ServicerContext) -> history_pb2.GetReplayResponse:
-        """The whole game once it is over; refused while it runs."""
+        """One page of the game once it is over (its commits after ``after_seq``, at most
+        ``page_bytes``, at most :data:`REPLAY_PAGE_BYTES`); refused while it runs."""
         caller()
         table_id = check_table_id(request.table_id)
         if request.game_no < 0:
             raise invalid("game_no must be 0 (the newest finished game) or a game number from 1")
+        if request.after_seq < 0:
+            raise invalid("after_seq must be 0 (from the start) or a previous page's next_after_seq")
+        if request.page_bytes < 0:
+            raise invalid(f"page_bytes must be 0 (the server's bound, {REPLAY_PAGE_BYTES}) or more")
         game_no = request.game_no or await self.archive.newest_game(table_id)
         found = await self.archive.get(table_id, game_no) if game_no else None
         if found is not None:
-            return replay_proto(found[0])
+            return replay_page(found[0], request.after_seq,
+                               min(request.page_bytes or REPLAY_PAGE_BYTES, REPLAY_PAGE_BYTES))
         raise await self._why_none(table_id, game_no)
 
     async def _why_none(self, table_id: str, game_no: int | None) -> ServiceError:

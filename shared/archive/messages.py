@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from google.protobuf.json_format import MessageToJson, Parse
@@ -36,18 +37,59 @@ def summary_of(archive: GameArchive) -> dict[str, Any]:
             "ended_at": archive.ended_at}
 
 
-def replay_proto(archive: GameArchive) -> history_pb2.GetReplayResponse:
-    """The whole archive as the GetReplay answer."""
-    return history_pb2.GetReplayResponse(
+#: The most bytes one GetReplay answer carries (unless one commit alone is larger): far under
+#: gRPC's default 4 MB receive limit, so any client gets every page with its default settings.
+REPLAY_PAGE_BYTES = 1024 * 1024
+#: A repeated field's key and length prefix around each commit (1 + at most 5 bytes).
+_FRAMING_BYTES = 6
+
+
+def _commit_proto(c: ArchivedCommit) -> history_pb2.ReplayCommit:
+    return history_pb2.ReplayCommit(
+        seq=c.seq, committed_at=timestamp(c.at), actor=SERVER if c.actor is None else c.actor,
+        action_json="" if c.action is None else json.dumps(c.action),
+        events=[common_pb2.Event(type=str(e.get("type", "")), data_json=json.dumps(e)) for e in c.events],
+        state_json=json.dumps(c.state), bots=c.bots)
+
+
+def replay_page(archive: GameArchive, after_seq: int = 0,
+                page_bytes: int = REPLAY_PAGE_BYTES) -> history_pb2.GetReplayResponse:
+    """One GetReplay answer: the game's header and its commits after ``after_seq``, as many as fit
+    in ``page_bytes`` (the whole answer; at least one commit), ``complete`` on the last page."""
+    page = history_pb2.GetReplayResponse(
         summary=summary_proto(summary_of(archive)), options_json=json.dumps(archive.options),
         seed=str(archive.seed), salt=archive.salt, commitment=archive.commitment,
-        seat_count=archive.seat_count,
-        commits=[history_pb2.ReplayCommit(
-            seq=c.seq, committed_at=timestamp(c.at), actor=SERVER if c.actor is None else c.actor,
-            action_json="" if c.action is None else json.dumps(c.action),
-            events=[common_pb2.Event(type=str(e.get("type", "")), data_json=json.dumps(e))
-                    for e in c.events],
-            state_json=json.dumps(c.state), bots=c.bots) for c in archive.commits])
+        seat_count=archive.seat_count, complete=True, next_after_seq=after_seq)
+    used = page.ByteSize() + 2 * _FRAMING_BYTES  # complete and next_after_seq, set last
+    for commit in archive.commits:
+        if commit.seq <= after_seq:
+            continue
+        proto = _commit_proto(commit)
+        used += proto.ByteSize() + _FRAMING_BYTES
+        if page.commits and used > page_bytes:
+            page.complete = False
+            break
+        page.commits.append(proto)
+        page.next_after_seq = commit.seq
+    return page
+
+
+async def whole_replay(get_page: Callable[[history_pb2.GetReplayRequest],
+                                          Awaitable[history_pb2.GetReplayResponse]],
+                       table_id: str, game_no: int = 0, page_bytes: int = 0) -> history_pb2.GetReplayResponse:
+    """A finished game put together from its GetReplay pages (``get_page`` makes the call): the
+    first page with every later page's commits, ``complete`` set."""
+    whole = await get_page(history_pb2.GetReplayRequest(table_id=table_id, game_no=game_no,
+                                                        page_bytes=page_bytes))
+    while not whole.complete:
+        page = await get_page(history_pb2.GetReplayRequest(
+            table_id=table_id, game_no=whole.summary.game_no, after_seq=whole.next_after_seq,
+            page_bytes=page_bytes))
+        if not page.commits and not page.complete:
+            raise ValueError("a replay page without commits that is not the last")
+        whole.commits.extend(page.commits)
+        whole.complete, whole.next_after_seq = page.complete, page.next_after_seq
+    return whole
 
 
 def archive_of(reply: history_pb2.GetReplayResponse) -> GameArchive:

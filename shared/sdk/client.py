@@ -28,6 +28,7 @@ from shared.api.stammtisch.v1 import (
     scoring_pb2_grpc,
     tournament_pb2_grpc,
 )
+from shared.archive.messages import whole_replay
 from shared.config import DEFAULT_PORTS, MAX_REPLY_BYTES, SERVICE_NAMES, Settings
 from shared.games.catalog import Service, entry
 from shared.rpc.actions import action_proto
@@ -412,9 +413,10 @@ class StammtischClient:
             page_size=page_size, page_token=page_token), metadata=self.auth)
 
     async def replay(self, table_id: str, game_no: int = 0) -> history_pb2.GetReplayResponse:
-        """A finished game with every card and its seed (0: the table's newest finished game)."""
-        return await self.history.GetReplay(history_pb2.GetReplayRequest(
-            table_id=table_id, game_no=game_no), metadata=self.auth)
+        """A finished game with every card and its seed (0: the table's newest finished game),
+        put together from its pages (shared/archive/messages.py)."""
+        return await whole_replay(lambda request: self.history.GetReplay(request, metadata=self.auth),
+                                  table_id, game_no)
 
     async def games(self) -> list[lobby_pb2.GameInfo]:
         """The server's catalogue: every game it hosts (no login needed)."""

@@ -16,14 +16,21 @@ import pytest
 
 from services.history.consumer import Archiver
 from services.history.store import ArchiveStore
+from shared.api.stammtisch.v1 import history_pb2, history_pb2_grpc
 from shared.archive.document import ArchivedCommit, GameArchive
 from shared.archive.fairness import commitment
-from shared.archive.messages import archive_of, replay_from_json, replay_to_json
+from shared.archive.messages import (
+    REPLAY_PAGE_BYTES,
+    archive_of,
+    replay_from_json,
+    replay_to_json,
+    whole_replay,
+)
 from shared.archive.verify import verify
 from shared.config import Settings
 from shared.games.catalog import CATALOGUE
 from shared.infra.runtime import Runtime
-from shared.sdk.client import StammtischClient
+from shared.sdk.client import Endpoints, StammtischClient
 from shared.tables.records import CommitRecord
 from tests.support.stack import bot_table, eventually, finish_game, quick_stack
 
@@ -219,17 +226,68 @@ async def test_every_game_with_server_bots_verifies_from_its_seed(settings: Sett
     assert any(commit.bots for commit in archive.commits)  # a server bot's choices were recomputed
 
 
-async def test_a_replay_larger_than_grpcs_default_4_mb_still_arrives(
+def _default_history(ends: Endpoints) -> tuple[grpc.aio.Channel, history_pb2_grpc.HistoryServiceStub]:
+    """A channel to the lobby with gRPC's default options (a 4 MB receive limit), as any app has."""
+    channel = grpc.aio.insecure_channel(ends.lobby)
+    return channel, history_pb2_grpc.HistoryServiceStub(channel)
+
+
+async def test_a_replay_larger_than_grpcs_default_4_mb_comes_in_pages_under_the_bound(
         settings: Settings, runtime: Runtime) -> None:
     big = _archive("big-game", "0" * 32, 1_700_000_000)
     padding = "x" * 3000  # compresses to almost nothing in the archive, 3 KB per commit in the answer
     filler = [ArchivedCommit(seq, 1_700_000_000, 0, {"type": "pass"}, [], {"pad": padding})
               for seq in range(2, 1800)]
     big.commits = [big.commits[0], *filler, big.commits[1]]
+    big.commits[-1].seq = 1800
     async with quick_stack(settings) as ends:
         assert await ArchiveStore(runtime).put(big)
         me = StammtischClient(ends)
         await me.login("me")
-        reply = await me.replay("big-game", 1)
+        channel, history = _default_history(ends)
+        pages: list[tuple[int, bool]] = []  # each page's size and complete, as it came
+
+        async def page(request: history_pb2.GetReplayRequest) -> history_pb2.GetReplayResponse:
+            answer = await history.GetReplay(request, metadata=me.auth)
+            pages.append((answer.ByteSize(), answer.complete))
+            return answer
+
+        reply = await whole_replay(page, "big-game", 1)
+        assert archive_of(await me.replay("big-game", 1)) == archive_of(reply)
+        await channel.close()
         await me.close()
-    assert reply.ByteSize() > 4 * 1024 * 1024 and len(reply.commits) == 1800
+    assert reply.ByteSize() > 4 * 1024 * 1024 and len(reply.commits) == 1800 and reply.complete
+    assert len(pages) >= 5 and all(size <= REPLAY_PAGE_BYTES for size, _ in pages), pages
+    assert [complete for _, complete in pages] == [False] * (len(pages) - 1) + [True]
+    assert archive_of(reply).commits == big.commits
+
+
+async def test_a_real_game_in_small_pages_is_the_archive_and_verifies(
+        settings: Settings, runtime: Runtime) -> None:
+    async with quick_stack(settings) as ends:
+        me = StammtischClient(ends)
+        await me.login("me")
+        table_id = await bot_table(me, "willi", 3, turn_seconds=0)
+        await finish_game([me], table_id, "willi")
+        whole = await _replay_when_archived(me, table_id)
+        channel, history = _default_history(ends)
+        sizes: list[int] = []
+
+        async def page(request: history_pb2.GetReplayRequest) -> history_pb2.GetReplayResponse:
+            answer = await history.GetReplay(request, metadata=me.auth)
+            sizes.append(answer.ByteSize())
+            return answer
+
+        paged = await whole_replay(page, table_id, 0, page_bytes=32 * 1024)
+        stored = await ArchiveStore(runtime).get(table_id, 1)
+        for bad in ({"after_seq": -1}, {"page_bytes": -1}):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await history.GetReplay(history_pb2.GetReplayRequest(table_id=table_id, **bad),
+                                        metadata=me.auth)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        await channel.close()
+        await me.close()
+    assert stored is not None
+    assert len(sizes) > 3 and max(sizes) <= 32 * 1024
+    assert archive_of(paged) == archive_of(whole) == stored[0]
+    assert verify(archive_of(paged)) == []

@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from shared.api.stammtisch.v1 import common_pb2 as stammtisch_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bstammtisch/v1/history.proto\x12\rstammtisch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1astammtisch/v1/common.proto\"I\n\x0bHistorySeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\t\"\xc6\x01\n\x0bGameSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07game_no\x18\x02 \x01(\x05\x12\x0c\n\x04game\x18\x03 \x01(\t\x12)\n\x05seats\x18\x04 \x03(\x0b\x32\x1a.stammtisch.v1.HistorySeat\x12\x0c\n\x04seat\x18\x05 \x01(\x05\x12\x0f\n\x07winners\x18\x06 \x03(\x05\x12\x0e\n\x06scores\x18\x07 \x03(\x03\x12,\n\x08\x65nded_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\";\n\x12ListMyGamesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"Y\n\x13ListMyGamesResponse\x12)\n\x05games\x18\x01 \x03(\x0b\x32\x1a.stammtisch.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"5\n\x10GetReplayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07game_no\x18\x02 \x01(\x05\"\x8d\x02\n\x0cReplayCommit\x12\x0b\n\x03seq\x18\x01 \x01(\x05\x12\x30\n\x0c\x63ommitted_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\x05\x12\x13\n\x0b\x61\x63tion_json\x18\x04 \x01(\t\x12$\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x14.stammtisch.v1.Event\x12\x12\n\nstate_json\x18\x06 \x01(\t\x12\x33\n\x04\x62ots\x18\x07 \x03(\x0b\x32%.stammtisch.v1.ReplayCommit.BotsEntry\x1a+\n\tBotsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xc8\x01\n\x11GetReplayResponse\x12+\n\x07summary\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.GameSummary\x12\x14\n\x0coptions_json\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\t\x12\x0c\n\x04salt\x18\x04 \x01(\t\x12\x12\n\ncommitment\x18\x05 \x01(\t\x12,\n\x07\x63ommits\x18\x06 \x03(\x0b\x32\x1b.stammtisch.v1.ReplayCommit\x12\x12\n\nseat_count\x18\x07 \x01(\x05\x32\xb6\x01\n\x0eHistoryService\x12T\n\x0bListMyGames\x12!.stammtisch.v1.ListMyGamesRequest\x1a\".stammtisch.v1.ListMyGamesResponse\x12N\n\tGetReplay\x12\x1f.stammtisch.v1.GetReplayRequest\x1a .stammtisch.v1.GetReplayResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bstammtisch/v1/history.proto\x12\rstammtisch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1astammtisch/v1/common.proto\"I\n\x0bHistorySeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0b\n\x03\x62ot\x18\x04 \x01(\t\"\xc6\x01\n\x0bGameSummary\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07game_no\x18\x02 \x01(\x05\x12\x0c\n\x04game\x18\x03 \x01(\t\x12)\n\x05seats\x18\x04 \x03(\x0b\x32\x1a.stammtisch.v1.HistorySeat\x12\x0c\n\x04seat\x18\x05 \x01(\x05\x12\x0f\n\x07winners\x18\x06 \x03(\x05\x12\x0e\n\x06scores\x18\x07 \x03(\x03\x12,\n\x08\x65nded_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\";\n\x12ListMyGamesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"Y\n\x13ListMyGamesResponse\x12)\n\x05games\x18\x01 \x03(\x0b\x32\x1a.stammtisch.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\\\n\x10GetReplayRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07game_no\x18\x02 \x01(\x05\x12\x11\n\tafter_seq\x18\x03 \x01(\x03\x12\x12\n\npage_bytes\x18\x04 \x01(\x05\"\x8d\x02\n\x0cReplayCommit\x12\x0b\n\x03seq\x18\x01 \x01(\x05\x12\x30\n\x0c\x63ommitted_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\x05\x12\x13\n\x0b\x61\x63tion_json\x18\x04 \x01(\t\x12$\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x14.stammtisch.v1.Event\x12\x12\n\nstate_json\x18\x06 \x01(\t\x12\x33\n\x04\x62ots\x18\x07 \x03(\x0b\x32%.stammtisch.v1.ReplayCommit.BotsEntry\x1a+\n\tBotsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xf2\x01\n\x11GetReplayResponse\x12+\n\x07summary\x18\x01 \x01(\x0b\x32\x1a.stammtisch.v1.GameSummary\x12\x14\n\x0coptions_json\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\t\x12\x0c\n\x04salt\x18\x04 \x01(\t\x12\x12\n\ncommitment\x18\x05 \x01(\t\x12,\n\x07\x63ommits\x18\x06 \x03(\x0b\x32\x1b.stammtisch.v1.ReplayCommit\x12\x12\n\nseat_count\x18\x07 \x01(\x05\x12\x10\n\x08\x63omplete\x18\x08 \x01(\x08\x12\x16\n\x0enext_after_seq\x18\t \x01(\x03\x32\xb6\x01\n\x0eHistoryService\x12T\n\x0bListMyGames\x12!.stammtisch.v1.ListMyGamesRequest\x1a\".stammtisch.v1.ListMyGamesResponse\x12N\n\tGetReplay\x12\x1f.stammtisch.v1.GetReplayRequest\x1a .stammtisch.v1.GetReplayResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,13 +44,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTMYGAMESRESPONSE']._serialized_start=444
   _globals['_LISTMYGAMESRESPONSE']._serialized_end=533
   _globals['_GETREPLAYREQUEST']._serialized_start=535
-  _globals['_GETREPLAYREQUEST']._serialized_end=588
-  _globals['_REPLAYCOMMIT']._serialized_start=591
-  _globals['_REPLAYCOMMIT']._serialized_end=860
-  _globals['_REPLAYCOMMIT_BOTSENTRY']._serialized_start=817
-  _globals['_REPLAYCOMMIT_BOTSENTRY']._serialized_end=860
-  _globals['_GETREPLAYRESPONSE']._serialized_start=863
-  _globals['_GETREPLAYRESPONSE']._serialized_end=1063
-  _globals['_HISTORYSERVICE']._serialized_start=1066
-  _globals['_HISTORYSERVICE']._serialized_end=1248
+  _globals['_GETREPLAYREQUEST']._serialized_end=627
+  _globals['_REPLAYCOMMIT']._serialized_start=630
+  _globals['_REPLAYCOMMIT']._serialized_end=899
+  _globals['_REPLAYCOMMIT_BOTSENTRY']._serialized_start=856
+  _globals['_REPLAYCOMMIT_BOTSENTRY']._serialized_end=899
+  _globals['_GETREPLAYRESPONSE']._serialized_start=902
+  _globals['_GETREPLAYRESPONSE']._serialized_end=1144
+  _globals['_HISTORYSERVICE']._serialized_start=1147
+  _globals['_HISTORYSERVICE']._serialized_end=1329
 # @@protoc_insertion_point(module_scope)

@@ -150,18 +150,33 @@ class GetReplayRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     GAME_NO_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    PAGE_BYTES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_no: _builtins.int
-    """The game of the table's series, from 1; 0 means its newest finished game."""
+    """The game of the table's series, from 1; 0 means its newest finished game.
+    Pages after the first should name the game the first answer did
+    (summary.game_no): the table may finish another game meanwhile.
+    """
+    after_seq: _builtins.int
+    """The page's commits are those with seq > after_seq: 0 for the first page,
+    then the previous answer's next_after_seq.
+    """
+    page_bytes: _builtins.int
+    """The most bytes of commits a page may carry; 0 or more than the server's
+    bound (1 MiB): the server's bound. A page has at least one commit.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         game_no: _builtins.int = ...,
+        after_seq: _builtins.int = ...,
+        page_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_no", b"game_no", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "game_no", b"game_no", "page_bytes", b"page_bytes", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -243,6 +258,8 @@ class GetReplayResponse(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     COMMITS_FIELD_NUMBER: _builtins.int
     SEAT_COUNT_FIELD_NUMBER: _builtins.int
+    COMPLETE_FIELD_NUMBER: _builtins.int
+    NEXT_AFTER_SEQ_FIELD_NUMBER: _builtins.int
     options_json: _builtins.str
     """The engine options the game was created with, as JSON."""
     seed: _builtins.str
@@ -252,6 +269,12 @@ class GetReplayResponse(_message.Message):
     """sha256(seed decimal ASCII || salt bytes), hex: what the game_started event carried."""
     seat_count: _builtins.int
     """Number of seats of people the engine was created with."""
+    complete: _builtins.bool
+    """The game's commits end with this page (the rest of the answer is the same
+    on every page).
+    """
+    next_after_seq: _builtins.int
+    """The seq of this page's last commit: the after_seq of the next page."""
     @_builtins.property
     def summary(self) -> Global___GameSummary: ...
     @_builtins.property
@@ -266,10 +289,12 @@ class GetReplayResponse(_message.Message):
         commitment: _builtins.str = ...,
         commits: _abc.Iterable[Global___ReplayCommit] | None = ...,
         seat_count: _builtins.int = ...,
+        complete: _builtins.bool = ...,
+        next_after_seq: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "commits", b"commits", "options_json", b"options_json", "salt", b"salt", "seat_count", b"seat_count", "seed", b"seed", "summary", b"summary"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "commits", b"commits", "complete", b"complete", "next_after_seq", b"next_after_seq", "options_json", b"options_json", "salt", b"salt", "seat_count", b"seat_count", "seed", b"seed", "summary", b"summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

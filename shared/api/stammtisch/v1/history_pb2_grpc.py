@@ -64,9 +64,13 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetReplay(self, request, context):
-        """A finished game, every card and the seed included, to anyone.
+        """A finished game, every card and the seed included, to anyone, one page of
+        commits at a time (each answer well under gRPC's default 4 MB receive limit):
+        ask with after_seq 0, then with the answer's next_after_seq (and its
+        summary.game_no) until an answer says complete.
         FAILED_PRECONDITION: the game is still running (or was closed before it ended);
-        NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived.
+        NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived;
+        INVALID_ARGUMENT: a negative game_no, after_seq or page_bytes.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -41,9 +41,13 @@ class HistoryServiceStub:
     INVALID_ARGUMENT: page_size outside 0..100 or a page_token not from this call.
     """
     GetReplay: _grpc.UnaryUnaryMultiCallable[_history_pb2.GetReplayRequest, _history_pb2.GetReplayResponse]
-    """A finished game, every card and the seed included, to anyone.
+    """A finished game, every card and the seed included, to anyone, one page of
+    commits at a time (each answer well under gRPC's default 4 MB receive limit):
+    ask with after_seq 0, then with the answer's next_after_seq (and its
+    summary.game_no) until an answer says complete.
     FAILED_PRECONDITION: the game is still running (or was closed before it ended);
-    NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived.
+    NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived;
+    INVALID_ARGUMENT: a negative game_no, after_seq or page_bytes.
     """
 
 @_typing.type_check_only
@@ -59,9 +63,13 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     INVALID_ARGUMENT: page_size outside 0..100 or a page_token not from this call.
     """
     GetReplay: _aio.UnaryUnaryMultiCallable[_history_pb2.GetReplayRequest, _history_pb2.GetReplayResponse]  # type: ignore[assignment]
-    """A finished game, every card and the seed included, to anyone.
+    """A finished game, every card and the seed included, to anyone, one page of
+    commits at a time (each answer well under gRPC's default 4 MB receive limit):
+    ask with after_seq 0, then with the answer's next_after_seq (and its
+    summary.game_no) until an answer says complete.
     FAILED_PRECONDITION: the game is still running (or was closed before it ended);
-    NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived.
+    NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived;
+    INVALID_ARGUMENT: a negative game_no, after_seq or page_bytes.
     """
 
 class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -86,9 +94,13 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.GetReplayRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.GetReplayResponse, _abc.Awaitable[_history_pb2.GetReplayResponse]]:
-        """A finished game, every card and the seed included, to anyone.
+        """A finished game, every card and the seed included, to anyone, one page of
+        commits at a time (each answer well under gRPC's default 4 MB receive limit):
+        ask with after_seq 0, then with the answer's next_after_seq (and its
+        summary.game_no) until an answer says complete.
         FAILED_PRECONDITION: the game is still running (or was closed before it ended);
-        NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived.
+        NOT_FOUND: no such game; UNAVAILABLE: it ended a moment ago and is being archived;
+        INVALID_ARGUMENT: a negative game_no, after_seq or page_bytes.
         """
 
 def add_HistoryServiceServicer_to_server(servicer: HistoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,16 @@
+export { StammtischClient, TABLE_HEADER } from "./client.js";
+export { Connections, DEFAULT_READ_MAX_BYTES, optionsFromEnv, SERVICE_NAMES, type ConnectOptions, type ServiceName } from "./connection.js";
+export { RefusedAction, refusalOrError, retryable, ruleCodeName, ruleViolationOf } from "./errors.js";
+export { PlayStream, CATCH_UP_BATCH } from "./play.js";
+export { actionMessage, closedReason, decodeUpdate, finished, legalActions, type GameAction, type Json, type Update } from "./update.js";
+export * from "./gen/stammtisch/v1/accounts_pb.js";
+export * from "./gen/stammtisch/v1/arbiter_pb.js";
+export * from "./gen/stammtisch/v1/common_pb.js";
+export * from "./gen/stammtisch/v1/engine_pb.js";
+export * from "./gen/stammtisch/v1/errors_pb.js";
+export * from "./gen/stammtisch/v1/history_pb.js";
+export * from "./gen/stammtisch/v1/lobby_pb.js";
+export * from "./gen/stammtisch/v1/scoring_pb.js";
+export * from "./gen/stammtisch/v1/tournament_pb.js";
+export * as games from "./types/index.js";
+export { playTournament, type SeatPlayer } from "./tournament.js";
