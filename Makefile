@@ -98,11 +98,12 @@ lint: $(STAMP)
 	$(BIN)/mypy shared services $(foreach game,$(TEST_GAMES),$(dir $(game))$(notdir $(patsubst %/,%,$(dir $(game)))))
 	cd proto && ../$(BIN)/buf lint
 
+# ARGS passes options on: `make bench ARGS=--door` measures the door's cost beside direct calls.
 bench: $(STAMP) redis-server nginx
-	$(BIN)/stammtisch bench
+	$(BIN)/stammtisch bench $(ARGS)
 
 loadtest: $(STAMP) redis-server nginx prometheus chromium
-	$(BIN)/stammtisch loadtest
+	$(BIN)/stammtisch loadtest $(ARGS)
 
 chaos: $(STAMP) redis-server nginx
 	$(BIN)/stammtisch chaos
