@@ -180,7 +180,7 @@ def _loadtest(args: argparse.Namespace) -> int:
     if args.tournament:
         from services.tools.perf.tournament_load import main as tournament_main
 
-        return tournament_main(args.players, args.seconds)
+        return tournament_main(args.players, args.seconds, args.think, args.client_processes)
     from services.tools.perf.loadtest import main as loadtest_main
 
     return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary)
@@ -319,6 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--tournament", action="store_true",
                       help="bot entrants play a series and a knockout (the tournament load's plans)")
     load.add_argument("--players", type=int, default=200, help="with --tournament: entrants")
+    load.add_argument("--think", type=float, default=1.0,
+                      help="with --tournament: seconds an entrant thinks per decision (0: full speed)")
+    load.add_argument("--client-processes", type=int, default=0,
+                      help="with --tournament: client processes (0: one per 500 entrants, at least 2)")
     load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
     load.add_argument("--unary", action="store_true",
                       help="bots act by unary Act calls next to Subscribe, not over Play streams")

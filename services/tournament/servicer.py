@@ -230,6 +230,6 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                 moment = replay.moments[index]
                 if moment.seq <= request.after_seq:
                     continue
-                yield replay.response(index, watcher)
+                yield replay.response(index, watcher, request.lean)
                 if moment.entry["change"] in LAST:
                     return

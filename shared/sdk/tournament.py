@@ -100,13 +100,14 @@ async def standings(client: StammtischClient, tournament_id: str) -> tournament_
         tournament_pb2.GetStandingsRequest(tournament_id=tournament_id), metadata=client.auth)
 
 
-async def watch(client: StammtischClient, tournament_id: str,
-                after_seq: int = 0) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
-    """The tournament's history, then live news, resuming after a dropped connection."""
+async def watch(client: StammtischClient, tournament_id: str, after_seq: int = 0,
+                lean: bool = False) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
+    """The tournament's history, then live news, resuming after a dropped connection; ``lean``:
+    only what a player needs (no standings per game, no round tables; see the proto)."""
     last = after_seq
     while True:
         stream = client.tournaments.WatchTournament(
-            tournament_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_seq=last),
+            tournament_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_seq=last, lean=lean),
             metadata=client.auth)
         try:
             async for news in stream:
@@ -151,20 +152,20 @@ async def play_round(client: StammtischClient, table_id: str, games: int, player
 
 async def play_tournament(client: StammtischClient, tournament_id: str, player: SeatPlayer,
                           on_news: Callable[[tournament_pb2.WatchTournamentResponse], None] | None = None,
-                          ) -> tournament_pb2.WatchTournamentResponse:
+                          lean: bool = False) -> tournament_pb2.WatchTournamentResponse:
     """Play every round one is seated in until the tournament ends; returns the last news.
 
     A round's play stops when the director ends the round (its time limit may
     end games the seat was still waiting for). A seat that fails (the player's
     input ended, a call refused) ends the whole play at once with its error,
-    not when the round ends without it.
+    not when the round ends without it. ``lean``: watch without what only spectators need.
     """
     games = 1
     last = tournament_pb2.WatchTournamentResponse()
     try:
         async with asyncio.TaskGroup() as seats:
             seat_task: asyncio.Task[None] | None = None
-            async for news in watch(client, tournament_id):
+            async for news in watch(client, tournament_id, lean=lean):
                 last = news
                 if on_news is not None:
                     on_news(news)
