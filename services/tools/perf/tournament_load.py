@@ -57,11 +57,10 @@ PLANS = (
 )
 
 
-def _round_figures(history: list[tuple[int, dict[str, Any]]]) -> list[RoundFigures]:
+def _round_figures(history: list[tuple[int, dict[str, Any]]], tables: list[int]) -> list[RoundFigures]:
     """Per round: tables, seconds from seating to round_finished, and seconds from the previous
     round's last game to this round's seating (how long entrants waited between rounds)."""
     seated: dict[int, float] = {}
-    tables: dict[int, int] = {}
     finished: dict[int, float] = {}
     last_game: dict[int, float] = {}
     for _seq, entry in history:
@@ -72,8 +71,7 @@ def _round_figures(history: list[tuple[int, dict[str, Any]]]) -> list[RoundFigur
             finished[number] = entry["at"]
         elif entry["change"] == "game_finished":
             last_game[number] = max(last_game.get(number, 0.0), entry["at"])
-            tables[number] = max(tables.get(number, 0), int(entry["table"]) + 1)
-    return [RoundFigures(number, tables.get(number, 0), at, finished.get(number),
+    return [RoundFigures(number, tables[number - 1] if number <= len(tables) else 0, at, finished.get(number),
                          at - last_game[number - 1] if number - 1 in last_game else None)
             for number, at in sorted(seated.items())]
 
@@ -140,7 +138,7 @@ async def run_plan(plan: Plan, options: Options, endpoints: Endpoints, settings:
     finally:
         entrants.close()
         await organizer.close()
-    history, from_logs = await _audit(settings, tid)
+    tables, history, from_logs = await _audit(settings, tid)
     actions = [pair for part in measured for pair in part.actions]
     failures = refused + [failure for part in measured for failure in part.failures]
     act = Samples("action -> answer")
@@ -152,7 +150,7 @@ async def run_plan(plan: Plan, options: Options, endpoints: Endpoints, settings:
         f"load average {_load()}")
     say(f"  registration of {players} players: {registration:.2f} s "
         f"({players / max(registration, 1e-9):,.0f} registrations/s)")
-    for figures in _round_figures(history):
+    for figures in _round_figures(history, tables):
         end = figures.finished_at if figures.finished_at is not None else time.time()
         in_round = _samples_between(actions, figures.seated_at, end)
         gap = "-" if figures.gap is None else f"{figures.gap:.1f} s"
@@ -184,14 +182,15 @@ def _load() -> str:
 
 
 async def _audit(settings: Settings, tournament_id: str,
-                 ) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[str, str]]]:
-    """The tournament's stored history and the standings recomputed from the stored game logs."""
+                 ) -> tuple[list[int], list[tuple[int, dict[str, Any]]], list[tuple[str, str]]]:
+    """Tables per round, the tournament's stored history and the standings recomputed from the
+    stored game logs."""
     async with open_runtime(settings, name="loadtest-audit") as runtime:
         store = TournamentStore(runtime)
         tournament = await store.get(tournament_id)
         history = await store.history(tournament_id, 0, count=1_000_000)
         from_logs = await standings_from_logs(runtime, tournament)
-    return history, from_logs
+    return [len(round_.tables) for round_ in tournament.rounds], history, from_logs
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,8 @@ async def test_a_dropped_watch_resumes_after_the_last_entry_seen(stack: dict[str
     tid = created.tournament_id
     host, port = stack["tournament"].rsplit(":", 1)
     async with FaultyProxy(host, int(port)).running() as proxy:
-        watcher = StammtischClient(dataclasses.replace(endpoints(stack), tournament=f"127.0.0.1:{proxy.port}"))
+        through_proxy = dataclasses.replace(endpoints(stack), tournament=f"127.0.0.1:{proxy.port}")
+        watcher = StammtischClient(through_proxy)
         await watcher.login("watcher")
         seen: list[tournament_pb2.WatchTournamentResponse] = []
         two_registered = asyncio.Event()
