@@ -106,7 +106,7 @@ class Replay:
         tournament = self._now()
         mine.your_seat.CopyFrom(tournament_pb2.YourSeat(
             round=moment.seated, table=place[0] + 1, table_id=tournament.table_id(moment.seated, place[0]),
-            seat=place[1]))
+            seat=place[1], games=tournament.settings.games_per_round))
         return mine
 
     def _now(self) -> Tournament:

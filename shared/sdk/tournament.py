@@ -160,7 +160,6 @@ async def play_tournament(client: StammtischClient, tournament_id: str, player: 
     input ended, a call refused) ends the whole play at once with its error,
     not when the round ends without it. ``lean``: watch without what only spectators need.
     """
-    games = 1
     last = tournament_pb2.WatchTournamentResponse()
     try:
         async with asyncio.TaskGroup() as seats:
@@ -169,9 +168,9 @@ async def play_tournament(client: StammtischClient, tournament_id: str, player: 
                 last = news
                 if on_news is not None:
                     on_news(news)
-                if news.change == "created":
-                    games = (await get(client, tournament_id)).settings.games_per_round
-                elif news.change == "seated" and news.HasField("your_seat"):
+                if news.change == "seated" and news.HasField("your_seat"):
+                    games = (news.your_seat.games
+                             or (await get(client, tournament_id)).settings.games_per_round)
                     seat_task = seats.create_task(play_round(client, news.your_seat.table_id, games, player))
                 elif news.change == "round_finished" and seat_task is not None:
                     seat_task.cancel()

@@ -38,7 +38,7 @@ async def test_a_lean_watch_has_the_same_entries_without_the_spectators_parts(st
     assert [(n.seq, n.change, n.status) for n in lean] == [(n.seq, n.change, n.status) for n in full]
     seated = [n for n in lean if n.change == "seated"]
     assert len(seated) == 2
-    assert all(n.your_seat.table_id and not n.round.tables for n in seated)
+    assert all(n.your_seat.table_id and n.your_seat.games == 1 and not n.round.tables for n in seated)
     assert all(n.round.tables for n in full if n.change == "seated")
     assert [n.your_seat for n in seated] == [n.your_seat for n in full if n.change == "seated"]
     assert all(not n.standings for n in lean if n.change == "game_finished")

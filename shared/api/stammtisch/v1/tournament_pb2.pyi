@@ -640,10 +640,15 @@ class YourSeat(_message.Message):
     TABLE_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     table: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
+    games: _builtins.int
+    """The games to play at this table in this round (the tournament's games_per_round),
+    so a player need not fetch the whole tournament to know.
+    """
     def __init__(
         self,
         *,
@@ -651,10 +656,11 @@ class YourSeat(_message.Message):
         table: _builtins.int = ...,
         table_id: _builtins.str = ...,
         seat: _builtins.int = ...,
+        games: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["round", b"round", "seat", b"seat", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "round", b"round", "seat", b"seat", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
