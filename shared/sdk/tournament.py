@@ -22,6 +22,9 @@ from shared.sdk.client import StammtischClient
 
 FORMATS = {"series": tournament_pb2.TOURNAMENT_FORMAT_SERIES,
            "knockout": tournament_pb2.TOURNAMENT_FORMAT_KNOCKOUT}
+#: A watch stream that ended with these is opened again after the last entry seen: a connection
+#: the server dropped (its keepalive gave up on a busy client) ends the stream CANCELLED.
+RESUMED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
 #: Plays one game at a seat: (client, table id) -> when the game is over.
 SeatPlayer = Callable[[StammtischClient, str], Awaitable[Any]]
 
@@ -115,9 +118,9 @@ async def watch(client: StammtischClient, tournament_id: str, after_seq: int = 0
                 yield news
             return
         except grpc.aio.AioRpcError as err:
-            if err.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            if err.code() not in RESUMED:
                 raise
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(random.uniform(0.1, 0.5))  # thousands of watchers do not return at once
 
 
 def bot_player(game: str, seed: int, level: str = "heuristic", think_seconds: float = 0.0) -> SeatPlayer:
