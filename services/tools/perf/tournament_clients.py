@@ -14,10 +14,13 @@ not survive a fork).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import multiprocessing
 import multiprocessing.connection
 import os
 import resource
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +37,7 @@ from shared.sdk.client import Endpoints
 GRACE_SECONDS = 120.0
 #: Logins (unary calls) a process has in flight at once.
 LOGINS_IN_FLIGHT = 100
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -161,8 +165,17 @@ async def _run(share: Share, conn: multiprocessing.connection.Connection) -> Mea
     return measured
 
 
-def _client_main(share: Share, conn: multiprocessing.connection.Connection) -> None:
+def _die_with_launcher(launcher: int) -> None:
+    """SIGKILL this process when the load test that spawned it dies (Linux), as its stack does."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != launcher:  # it died before prctl took effect
+        os._exit(1)
+
+
+def _client_main(share: Share, conn: multiprocessing.connection.Connection, launcher: int) -> None:
     """The body of one client process: register on the word, play on the next, report (or the error)."""
+    _die_with_launcher(launcher)
     try:
         conn.send(("done", uvloop.run(_run(share, conn))))
     except Exception as err:  # noqa: BLE001 - the parent reports it; a load test must not hang on a dead child
@@ -180,7 +193,7 @@ class EntrantProcesses:
         self.processes: list[multiprocessing.process.BaseProcess] = []
         for share in parts:
             mine, theirs = context.Pipe()
-            process = context.Process(target=_client_main, args=(share, theirs), daemon=True,
+            process = context.Process(target=_client_main, args=(share, theirs, os.getpid()), daemon=True,
                                       name="stammtisch-tournament-entrants")
             process.start()
             theirs.close()
