@@ -59,13 +59,15 @@ PLANS = (
 
 def _round_figures(history: list[tuple[int, dict[str, Any]]], tables: list[int]) -> list[RoundFigures]:
     """Per round: tables, seconds from seating to round_finished, and seconds from the previous
-    round's last game to this round's seating (how long entrants waited between rounds)."""
+    round's last game (for round 1: the start) to this round's seating (how long entrants waited)."""
     seated: dict[int, float] = {}
     finished: dict[int, float] = {}
     last_game: dict[int, float] = {}
     for _seq, entry in history:
         number = int(entry.get("round", 0))
-        if entry["change"] == "seated":
+        if entry["change"] == "started":
+            last_game[0] = entry["at"]  # round 1 waits from the start
+        elif entry["change"] == "seated":
             seated[number] = entry["at"]
         elif entry["change"] == "round_finished":
             finished[number] = entry["at"]
@@ -84,7 +86,7 @@ class RoundFigures:
     tables: int
     seated_at: float
     finished_at: float | None
-    #: Seconds from the previous round's last game to this round's seating (None for round 1).
+    #: Seconds from the previous round's last game (round 1: the start) to this round's seating.
     gap: float | None
 
 
@@ -156,7 +158,7 @@ async def run_plan(plan: Plan, options: Options, endpoints: Endpoints, settings:
         gap = "-" if figures.gap is None else f"{figures.gap:.1f} s"
         took = "unfinished" if figures.finished_at is None else f"{end - figures.seated_at:.1f} s"
         say(f"  round {figures.number}: {figures.tables} tables, seated {gap} after the previous round's "
-            f"last game, took {took}, {len(in_round.values)} actions "
+            f"last game (round 1: the start), took {took}, {len(in_round.values)} actions "
             f"({len(in_round.values) / max(end - figures.seated_at, 1e-9):,.0f}/s), "
             f"action -> answer p50 / p99 {ms(in_round)}")
     say(f"  whole tournament {elapsed:.1f} s; actions {len(act.values)} = "
