@@ -22,6 +22,7 @@ import os
 import resource
 import signal
 import time
+import tracemalloc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -104,6 +105,17 @@ async def _memory_guard(cap: int) -> None:
         await asyncio.sleep(0.5)
 
 
+def _biggest_allocations(count: int = 8) -> list[str]:
+    """Where the most memory was allocated, if Python traces it (PYTHONTRACEMALLOC=N): what a
+    process that passed its cap reports about itself."""
+    if not tracemalloc.is_tracing():
+        return []
+    stats = tracemalloc.take_snapshot().statistics("traceback")[:count]
+    return [f"  {stat.size / 2**20:,.0f} MiB in {stat.count} blocks at "
+            + " <- ".join(f"{frame.filename.rsplit('/', 2)[-1]}:{frame.lineno}" for frame in stat.traceback)
+            for stat in stats]
+
+
 async def _entrant(client: TimedClient, share: Share, index: int, measured: Measured) -> None:
     try:
         await sdk.play_tournament(client, share.tournament_id,
@@ -152,6 +164,7 @@ async def _run(share: Share, conn: multiprocessing.connection.Connection) -> Mea
         if guard.done():
             measured.failures.append(f"client process {os.getpid()} passed its memory cap "
                                      f"({share.memory_cap_bytes / 2**20:.0f} MiB): entrants stopped")
+            measured.failures.extend(_biggest_allocations())
         playing = sum(1 for task in entrants if not task.done())
         if playing:
             measured.failures.append(f"{playing} entrants still playing after {share.seconds:.0f} s")
@@ -174,7 +187,8 @@ def _die_with_launcher(launcher: int) -> None:
 
 
 def _client_main(share: Share, conn: multiprocessing.connection.Connection, launcher: int) -> None:
-    """The body of one client process: register on the word, play on the next, report (or the error)."""
+    """The body of one client process (on uvloop, as the servers and the bench's clients): register
+    on the word, play on the next, report (or the error)."""
     _die_with_launcher(launcher)
     try:
         conn.send(("done", uvloop.run(_run(share, conn))))

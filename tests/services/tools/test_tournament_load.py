@@ -12,11 +12,19 @@ import subprocess
 import sys
 import textwrap
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from services.tools.perf.tournament_clients import EntrantProcesses, Share, shares
+from services.tools.perf.tournament_clients import (
+    EntrantProcesses,
+    Share,
+    _biggest_allocations,
+    _memory_guard,
+    current_rss_bytes,
+    shares,
+)
 from shared.config import Settings
 from shared.sdk import tournament as sdk
 from shared.sdk.client import StammtischClient
@@ -36,6 +44,20 @@ def test_entrants_are_spread_evenly_over_the_processes_without_overlap() -> None
     parts = shares(10_001, 20)
     assert sum(count for _first, count in parts) == 10_001
     assert all(first + count == following for (first, count), (following, _) in itertools.pairwise(parts))
+
+
+async def test_a_process_past_its_memory_cap_is_noticed_and_says_where_its_memory_went() -> None:
+    await asyncio.wait_for(_memory_guard(current_rss_bytes() // 2), 5)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(_memory_guard(current_rss_bytes() * 4), 1.2)
+    assert _biggest_allocations() == []  # nothing to say unless Python traces its allocations
+    tracemalloc.start(2)
+    try:
+        kept = [bytearray(4 * 2**20)]
+        lines = _biggest_allocations()
+    finally:
+        tracemalloc.stop()
+    assert kept and lines and "test_tournament_load.py" in lines[0]
 
 
 async def test_client_processes_register_and_play_their_entrants(stack: dict[str, str]) -> None:
