@@ -194,7 +194,7 @@ def _loadtest(args: argparse.Namespace) -> int:
     if args.tournament:
         from services.tools.perf.tournament_load import main as tournament_main
 
-        return tournament_main(args.players, args.seconds)
+        return tournament_main(args.players, args.seconds, args.think, args.client_processes)
     from services.tools.perf.loadtest import main as loadtest_main
 
     return loadtest_main(args.game, args.tables, args.seconds, args.workers, not args.unary, args.door)
@@ -346,6 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--clubs", action="store_true",
                       help="players befriend, found and join clubs, chat and invite; prints requests/s, "
                            "notifications/s and the push outbox latency")
+    load.add_argument("--think", type=float, default=1.0,
+                      help="with --tournament: seconds an entrant thinks per decision (0: full speed)")
+    load.add_argument("--client-processes", type=int, default=0,
+                      help="with --tournament: client processes (0: one per 500 entrants, at least 2)")
     load.add_argument("--workers", type=int, default=1, help="server processes (stammtisch up --workers)")
     load.add_argument("--door", action="store_true",
                       help="then the same again through the door; prints both side by side")

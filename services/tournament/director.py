@@ -24,6 +24,7 @@ import contextlib
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 
 from services.tournament import notify
 from services.tournament.core.rounds import finished, plan_round
@@ -48,6 +49,21 @@ log = get_logger("tournament.director")
 LEASE_SECONDS = 5.0
 #: How often a director looks at its tournaments.
 STEP_SECONDS = 0.2
+#: Tables of one round a step works on at once (a round of 2,500 tables one after the other
+#: took longer than the lease; all at once would flood Redis and the lobby with one burst).
+TABLES_AT_ONCE = 64
+
+
+async def each_table(count: int, work: Callable[[int], Awaitable[bool]]) -> list[bool]:
+    """``work`` for table indexes 0..count-1, at most :data:`TABLES_AT_ONCE` at a time; the
+    results in index order."""
+    gate = asyncio.Semaphore(TABLES_AT_ONCE)
+
+    async def one(index: int) -> bool:
+        async with gate:
+            return await work(index)
+
+    return list(await asyncio.gather(*(one(index) for index in range(count))))
 
 
 class Director:
@@ -120,7 +136,8 @@ class Director:
         """Deal the first game of every table of the round just seated; once each has its game,
         announce the seating (so no seated player is told of a table that is not there yet)."""
         current = tournament.rounds[-1]
-        dealt = [await self.tables.dealt(tournament, current, index) for index in range(len(current.tables))]
+        dealt = await each_table(len(current.tables),
+                                 lambda index: self.tables.dealt(tournament, current, index))
         if all(dealt):
             number = current.number
             announced, _entry = await self.store.change(
@@ -140,8 +157,8 @@ class Director:
             number = current.number
             tournament, _ = await self.store.change(tid, lambda t: t.cut_round(number), self.holder)
             current = tournament.rounds[-1]
-        done = [await self.tables.advance(tournament, current, index, recorded[index])
-                for index in range(len(current.tables))]
+        done = await each_table(len(current.tables), lambda index: self.tables.advance(
+            tournament, current, index, recorded[index]))
         if all(done):
             await self.store.change(tid, lambda t: t.finish_round(current.number), self.holder)
             TOURNAMENT_ROUND_DURATION.observe(now - current.started_at)

@@ -219,20 +219,37 @@ class Tournament:
 
     def register(self, player_id: str, name: str, rating: float) -> Entry:
         """Enter; late (series, until the configured round is seated) from the next unseated round."""
-        if self.entrant(player_id) is not None:
-            raise precondition("you are registered for this tournament already")
-        if sum(1 for p in self.players if p.last_round is None) >= self.settings.capacity:
-            raise precondition("the tournament is full")
+        outcome = self.register_many([(player_id, name, rating)])[0]
+        if isinstance(outcome, ServiceError):
+            raise outcome
+        return outcome
+
+    def register_many(self, players: list[tuple[str, str, float]]) -> list[Entry | ServiceError]:
+        """:meth:`register` each (player id, name, rating) in order: its entry, or its refusal. In
+        time linear in the players, however many register at once."""
+        known = {p.player_id for p in self.players}
+        active = sum(1 for p in self.players if p.last_round is None)
         first = 1
+        closed = False
         if self.status not in (Status.REGISTRATION, Status.CHECK_IN):
-            late_until = self.settings.late_entry_until_round
-            if (self.status not in (Status.RUNNING, Status.PAUSED) or self.settings.kind != Kind.SERIES
-                    or self._next_unseated_round() > late_until):
-                raise precondition("registration is closed")
             first = self._next_unseated_round()
-        self.players.append(Entrant(player_id, name, rating, len(self.players), first,
-                                    checked_in=self.status != Status.CHECK_IN))
-        return {"change": "registered", "player_id": player_id}
+            closed = (self.status not in (Status.RUNNING, Status.PAUSED) or self.settings.kind != Kind.SERIES
+                      or first > self.settings.late_entry_until_round)
+        outcomes: list[Entry | ServiceError] = []
+        for player_id, name, rating in players:
+            if player_id in known:
+                outcomes.append(precondition("you are registered for this tournament already"))
+            elif active >= self.settings.capacity:
+                outcomes.append(precondition("the tournament is full"))
+            elif closed:
+                outcomes.append(precondition("registration is closed"))
+            else:
+                self.players.append(Entrant(player_id, name, rating, len(self.players), first,
+                                            checked_in=self.status != Status.CHECK_IN))
+                known.add(player_id)
+                active += 1
+                outcomes.append({"change": "registered", "player_id": player_id})
+        return outcomes
 
     def withdraw(self, player_id: str, change: str = "withdrawn") -> Entry:
         """Leave: before the start off the list; later seated no more after the current round."""

@@ -66,7 +66,7 @@ class Replay:
         #: The newest document and results (read after the newest entries).
         self._tournament: Tournament | None = None
         self._by_key: dict[ResultKey, GameResult] = {}
-        self._built: OrderedDict[int, Built] = OrderedDict()
+        self._built: OrderedDict[tuple[int, bool], Built] = OrderedDict()
 
     def add(self, entries: Sequence[tuple[int, Entry]], tournament: Tournament,
             results: Sequence[GameResult]) -> None:
@@ -91,11 +91,13 @@ class Replay:
         self._tournament = tournament
         self._by_key = {(r.round, r.table, r.game): r for r in results}
 
-    def response(self, index: int, watcher: str) -> tournament_pb2.WatchTournamentResponse:
+    def response(self, index: int, watcher: str,
+                 lean: bool = False) -> tournament_pb2.WatchTournamentResponse:
         """The response to entry ``self.moments[index]`` for ``watcher``: the shared message, or a
-        copy of it with the watcher's seat for a seating that seats them."""
+        copy of it with the watcher's seat for a seating that seats them. ``lean``: without the
+        standings of a game_finished entry and the tables of a seated one (built only if asked)."""
         moment = self.moments[index]
-        shared, seats = self._shared(moment)
+        shared, seats = self._shared(moment, lean)
         place = seats.get(watcher)
         if place is None:
             return shared
@@ -104,23 +106,24 @@ class Replay:
         tournament = self._now()
         mine.your_seat.CopyFrom(tournament_pb2.YourSeat(
             round=moment.seated, table=place[0] + 1, table_id=tournament.table_id(moment.seated, place[0]),
-            seat=place[1]))
+            seat=place[1], games=tournament.settings.games_per_round))
         return mine
 
     def _now(self) -> Tournament:
         assert self._tournament is not None  # set with the first entries
         return self._tournament
 
-    def _shared(self, moment: Moment) -> Built:
-        built = self._built.pop(moment.seq, None)
+    def _shared(self, moment: Moment, lean: bool) -> Built:
+        key = (moment.seq, lean)
+        built = self._built.pop(key, None)
         if built is None:
-            built = self._build(moment)
-        self._built[moment.seq] = built
+            built = self._build(moment, lean)
+        self._built[key] = built
         while len(self._built) > KEPT:
             self._built.popitem(last=False)
         return built
 
-    def _build(self, moment: Moment) -> Built:
+    def _build(self, moment: Moment, lean: bool) -> Built:
         entry, change = moment.entry, str(moment.entry["change"])
         response = tournament_pb2.WatchTournamentResponse(
             seq=moment.seq, change=change, player_id=str(entry.get("player_id", "")),
@@ -128,12 +131,16 @@ class Replay:
         seats: dict[str, tuple[int, int]] = {}
         if change not in ("seated", "game_finished", *WITH_STANDINGS):
             return response, seats
+        if change == "seated":
+            tables = self._now().rounds[moment.seated - 1].tables
+            seats = {player: (table, seat) for table, players in enumerate(tables)
+                     for seat, player in enumerate(players) if player}
+        if lean and change in ("seated", "game_finished"):
+            return response, seats
         then = self._then(moment)
         recorded = [self._by_key[key] for key in self._results[:moment.results] if key in self._by_key]
         if change == "seated":
             response.round.CopyFrom(convert.round_proto(then, moment.seated, recorded))
-            seats = {player: (table, seat) for table, players in enumerate(then.rounds[-1].tables)
-                     for seat, player in enumerate(players) if player}
         if change == "game_finished":
             result = self._by_key.get(self._results[moment.results - 1])
             if result is not None:

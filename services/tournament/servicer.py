@@ -13,6 +13,7 @@ from services.scoring.store import ScoreStore
 from services.tournament import convert, export
 from services.tournament.model import Entry, Tournament
 from services.tournament.news import LAST
+from services.tournament.registrations import RegistrationBatches
 from services.tournament.schedules import ScheduleStore, schedule_of, schedule_proto
 from services.tournament.store import TournamentStore
 from services.tournament.tables import TournamentTables
@@ -47,6 +48,7 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         self.tables = tables
         self.scores = ScoreStore(runtime)
         self.default_turn = runtime.settings.turn_seconds
+        self.registrations = RegistrationBatches(store, self._reply)
 
     async def _reply(self, tournament: Tournament) -> tournament_pb2.Tournament:
         recorded = [result for result, _extra in await self.store.results(tournament.tournament_id)]
@@ -85,9 +87,9 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
         who = caller()
         tournament = await self.store.get(check_tournament_id(request.tournament_id))
         ratings = await self.scores.conservative_ratings(tournament.settings.game, [who.player_id])
-        rating = ratings[who.player_id]
-        reply = await self._change(request.tournament_id,
-                                   lambda t: t.register(who.player_id, who.name, rating))
+        reply = await self.registrations.register(tournament.tournament_id, who.player_id, who.name,
+                                                  ratings[who.player_id])
+        assert isinstance(reply, tournament_pb2.Tournament)
         return tournament_pb2.RegisterResponse(tournament=reply)
 
     async def _withdraw(self, tournament_id: str, player_id: str, change: str) -> tournament_pb2.Tournament:
@@ -230,6 +232,6 @@ class TournamentServicer(tournament_pb2_grpc.TournamentServiceServicer):
                 moment = replay.moments[index]
                 if moment.seq <= request.after_seq:
                     continue
-                yield replay.response(index, watcher)
+                yield replay.response(index, watcher, request.lean)
                 if moment.entry["change"] in LAST:
                     return

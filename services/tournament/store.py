@@ -35,18 +35,21 @@ BACKOFF_SECONDS = 0.002
 LEASE_LOST = -1
 
 _SAVE = """
--- KEYS: doc, history, lease; ARGV: expected version, document, entry json ('' = none), holder
--- ('' = none), ttl
-if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[4] then return -1 end
+-- KEYS: doc, history, lease; ARGV: expected version, document, holder ('' = none), ttl, then
+-- the history entries' json (none, one, or a batch of registrations), appended in order
+if ARGV[3] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[3] then return -1 end
 local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if cur ~= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'v', cur + 1, 'doc', ARGV[2])
-if ARGV[3] ~= '' then
-  local n = redis.call('XLEN', KEYS[2]) + 1
-  redis.call('XADD', KEYS[2], n .. '-0', 'e', ARGV[3])
-  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+if #ARGV > 4 then
+  local n = redis.call('XLEN', KEYS[2])
+  for i = 5, #ARGV do
+    n = n + 1
+    redis.call('XADD', KEYS[2], n .. '-0', 'e', ARGV[i])
+  end
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 """
 
@@ -106,7 +109,7 @@ class TournamentStore:
 
     async def add(self, tournament: Tournament) -> Tournament:
         """Store a new tournament with its ``created`` history entry, and list it."""
-        if await self._write(tournament, {"change": "created"}, expected=0, holder="") != 1:
+        if await self._write(tournament, [{"change": "created"}], expected=0, holder="") != 1:
             raise unavailable("tournament id taken; retry")
         tournament.version = 1
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -129,32 +132,42 @@ class TournamentStore:
         """Apply ``fn`` to the newest copy; store it with its history entry atomically (an empty entry:
         none). With ``holder``, only while that director holds the lease (else :class:`LeaseLost`): a
         director that lost its lease while planning never writes over its successor."""
+        tournament, entries = await self.change_many(tournament_id, lambda t: [fn(t)], holder)
+        return tournament, entries[0]
+
+    async def change_many(self, tournament_id: str, fn: Callable[[Tournament], list[Entry]],
+                          holder: str = "") -> tuple[Tournament, list[Entry]]:
+        """:meth:`change` with any number of history entries (empty ones skipped) in one write: a
+        batch of registrations costs one read and write of the document, not one each."""
         for attempt in range(MAX_ATTEMPTS):
             if attempt:
                 # Jittered backoff: two hundred players registering at once otherwise keep
                 # overwriting each other's reads in lockstep.
                 await asyncio.sleep(random.uniform(0, BACKOFF_SECONDS * 2 ** min(attempt, 6)))
             tournament = await self.get(tournament_id)
-            entry = fn(tournament)
-            if entry:
-                entry["at"] = time.time()
-            saved = await self._write(tournament, entry, tournament.version, holder)
+            entries = fn(tournament)
+            now = time.time()
+            for entry in entries:
+                if entry:
+                    entry["at"] = now
+            saved = await self._write(tournament, [entry for entry in entries if entry], tournament.version,
+                                      holder)
             if saved == LEASE_LOST:
                 raise LeaseLost(tournament_id)
             if saved == 1:
                 tournament.version += 1
                 if tournament.status not in ACTIVE:
                     await self.redis.zrem(self.index_key("active"), tournament_id)
-                return tournament, entry
+                return tournament, entries
         raise unavailable(f"tournament {tournament_id!r} is busy; retry")
 
-    async def _write(self, tournament: Tournament, entry: Entry, expected: int, holder: str) -> int:
+    async def _write(self, tournament: Tournament, entries: list[Entry], expected: int, holder: str) -> int:
         document = json.dumps({**tournament.to_dict(), "version": expected + 1}, separators=(",", ":"))
         tid = tournament.tournament_id
         return int(await self._save(
             keys=[self.key(tid, "doc"), self.key(tid, "history"), self.key(tid, "lease")],
-            args=[expected, document, json.dumps(entry, separators=(",", ":")) if entry else "", holder,
-                  TTL_MS]))
+            args=[expected, document, holder, TTL_MS,
+                  *(json.dumps(entry, separators=(",", ":")) for entry in entries)]))
 
     async def exists(self, tournament_id: str) -> bool:
         """Whether the tournament was created (and has not expired)."""

@@ -38,6 +38,9 @@ FIRST_DEALER = "first_dealer"
 MAX_PLAY_OUT = 20_000
 #: A table marked playing without its game for this long lost its starter (see _heal_lost_start).
 LOST_START_SECONDS = 5.0
+#: A table seen playing its game is looked at again after this long (or once its result is in):
+#: a round of thousands of tables otherwise cost two Redis reads per table every step.
+PLAYING_RECHECK_SECONDS = 5.0
 
 
 def dealer_option(game: str, number: int, seats: int) -> dict[str, int]:
@@ -64,6 +67,8 @@ class TournamentTables:
         self._playing_out: dict[str, asyncio.Task[None]] = {}
         #: (table id, game_no) -> when this director first saw it running without its game.
         self._lost_since: dict[tuple[str, int], float] = {}
+        #: table id -> (results recorded, when) it was last seen playing its game.
+        self._seen_playing: dict[str, tuple[int, float]] = {}
 
     def _seats_for(self, tournament: Tournament, seats: list[str],
                    current: list[SeatState]) -> list[SeatState]:
@@ -108,16 +113,22 @@ class TournamentTables:
         with a recorded result."""
         seats = round_.tables[index]
         games = tournament.settings.games_per_round
+        table_id = tournament.table_id(round_.number, index)
         if recorded >= games or not any(seats):
+            self._seen_playing.pop(table_id, None)
             return True
+        seen = self._seen_playing.get(table_id)
+        if (seen is not None and seen[0] == recorded and not round_.cut
+                and time.monotonic() - seen[1] < PLAYING_RECHECK_SECONDS):
+            return False  # still playing the game it played a moment ago
         table = await self._ensure(tournament, round_, index)
         if table is None:
             return True  # closed as idle: its unfinished game has no result
         if table.status == Status.PLAYING:
             if round_.cut:
                 self._play_out(table.table_id)
-            else:
-                await self._heal_lost_start(table)
+            elif await self._heal_lost_start(table):
+                self._seen_playing[table_id] = (recorded, time.monotonic())
             return False
         if table.games_played > recorded:
             return False  # the game ended; its result is on its way
@@ -157,22 +168,24 @@ class TournamentTables:
             return
         log.info("tournament_game_started", table_id=table.table_id, game=game)
 
-    async def _heal_lost_start(self, table: LobbyTable) -> None:
+    async def _heal_lost_start(self, table: LobbyTable) -> bool:
         """A starter that died between marking the game running and creating it left a table
-        playing no game: mark it not running, so the next step starts the game again."""
+        playing no game: mark it not running, so the next step starts the game again. True if
+        the table plays its game."""
         try:
             head = await self.series.store.head(table.table_id)
             if head.meta.game_no >= table.games_played:
-                return
+                return True
         except REFUSED:
             pass  # no game at all yet
         key = (table.table_id, table.games_played)
         first_seen = self._lost_since.setdefault(key, time.time())
         if time.time() - first_seen < LOST_START_SECONDS:
-            return  # a start may still be under way
+            return False  # a start may still be under way
         del self._lost_since[key]
         await self.lobby.repo.change(table.table_id, lambda t: t.undo_begin(table.games_played))
         log.warning("tournament_start_healed", table_id=table.table_id, game_no=table.games_played)
+        return False
 
     async def leave(self, table_id: str, player_id: str, name: str) -> None:
         """A withdrawn player's seat: the lobby hands it to a bot (or the rules' leave)."""

@@ -16,14 +16,17 @@ session's servers need no persistence and run without it (faster).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -93,8 +96,32 @@ class LocalServer:
                 self.process.wait()
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def dies_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` after which the child gets SIGTERM when this process dies, so a launcher
+    killed by the OOM killer leaves no orphans (Linux). None off the main thread: the kernel ties
+    the signal to the thread that forked, and a helper thread may end long before the process."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def set_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return set_signal
+
+
 def _spawn(command: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=dies_with_parent())
 
 
 #: Ports :func:`free_port` handed out in this process (bounded: cleared when full).

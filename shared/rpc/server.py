@@ -27,8 +27,13 @@ Register = Callable[[grpc.aio.Server], None]
 MAX_PENDING_CALLS = 20_000
 
 
+#: Longest wait for a keepalive ping's answer. A server busy with thousands of tournament entrants
+#: read the answers late (its poller waits for the event loop) and dropped live clients at 10 s.
+MAX_PING_WAIT_SECONDS = 20.0
+
+
 def _keepalive_timeout_ms(settings: Settings) -> int:
-    return int(min(10.0, settings.keepalive_seconds) * 1000)
+    return int(min(MAX_PING_WAIT_SECONDS, settings.keepalive_seconds) * 1000)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:

@@ -22,6 +22,9 @@ from shared.sdk.client import StammtischClient
 
 FORMATS = {"series": tournament_pb2.TOURNAMENT_FORMAT_SERIES,
            "knockout": tournament_pb2.TOURNAMENT_FORMAT_KNOCKOUT}
+#: A watch stream that ended with these is opened again after the last entry seen: a connection
+#: the server dropped (its keepalive gave up on a busy client) ends the stream CANCELLED.
+RESUMED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
 #: Plays one game at a seat: (client, table id) -> when the game is over.
 SeatPlayer = Callable[[StammtischClient, str], Awaitable[Any]]
 
@@ -100,13 +103,14 @@ async def standings(client: StammtischClient, tournament_id: str) -> tournament_
         tournament_pb2.GetStandingsRequest(tournament_id=tournament_id), metadata=client.auth)
 
 
-async def watch(client: StammtischClient, tournament_id: str,
-                after_seq: int = 0) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
-    """The tournament's history, then live news, resuming after a dropped connection."""
+async def watch(client: StammtischClient, tournament_id: str, after_seq: int = 0,
+                lean: bool = False) -> AsyncIterator[tournament_pb2.WatchTournamentResponse]:
+    """The tournament's history, then live news, resuming after a dropped connection; ``lean``:
+    only what a player needs (no standings per game, no round tables; see the proto)."""
     last = after_seq
     while True:
         stream = client.tournaments.WatchTournament(
-            tournament_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_seq=last),
+            tournament_pb2.WatchTournamentRequest(tournament_id=tournament_id, after_seq=last, lean=lean),
             metadata=client.auth)
         try:
             async for news in stream:
@@ -114,9 +118,9 @@ async def watch(client: StammtischClient, tournament_id: str,
                 yield news
             return
         except grpc.aio.AioRpcError as err:
-            if err.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            if err.code() not in RESUMED:
                 raise
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(random.uniform(0.1, 0.5))  # thousands of watchers do not return at once
 
 
 def bot_player(game: str, seed: int, level: str = "heuristic", think_seconds: float = 0.0) -> SeatPlayer:
@@ -151,26 +155,25 @@ async def play_round(client: StammtischClient, table_id: str, games: int, player
 
 async def play_tournament(client: StammtischClient, tournament_id: str, player: SeatPlayer,
                           on_news: Callable[[tournament_pb2.WatchTournamentResponse], None] | None = None,
-                          ) -> tournament_pb2.WatchTournamentResponse:
+                          lean: bool = False) -> tournament_pb2.WatchTournamentResponse:
     """Play every round one is seated in until the tournament ends; returns the last news.
 
     A round's play stops when the director ends the round (its time limit may
     end games the seat was still waiting for). A seat that fails (the player's
     input ended, a call refused) ends the whole play at once with its error,
-    not when the round ends without it.
+    not when the round ends without it. ``lean``: watch without what only spectators need.
     """
-    games = 1
     last = tournament_pb2.WatchTournamentResponse()
     try:
         async with asyncio.TaskGroup() as seats:
             seat_task: asyncio.Task[None] | None = None
-            async for news in watch(client, tournament_id):
+            async for news in watch(client, tournament_id, lean=lean):
                 last = news
                 if on_news is not None:
                     on_news(news)
-                if news.change == "created":
-                    games = (await get(client, tournament_id)).settings.games_per_round
-                elif news.change == "seated" and news.HasField("your_seat"):
+                if news.change == "seated" and news.HasField("your_seat"):
+                    games = (news.your_seat.games
+                             or (await get(client, tournament_id)).settings.games_per_round)
                     seat_task = seats.create_task(play_round(client, news.your_seat.table_id, games, player))
                 elif news.change == "round_finished" and seat_task is not None:
                     seat_task.cancel()

@@ -640,10 +640,15 @@ class YourSeat(_message.Message):
     TABLE_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     table: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
+    games: _builtins.int
+    """The games to play at this table in this round (the tournament's games_per_round),
+    so a player need not fetch the whole tournament to know.
+    """
     def __init__(
         self,
         *,
@@ -651,10 +656,11 @@ class YourSeat(_message.Message):
         table: _builtins.int = ...,
         table_id: _builtins.str = ...,
         seat: _builtins.int = ...,
+        games: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["round", b"round", "seat", b"seat", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "round", b"round", "seat", b"seat", "table", b"table", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1455,18 +1461,25 @@ class WatchTournamentRequest(_message.Message):
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    LEAN_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     after_seq: _builtins.int
     """Resume after this history entry (0: from the start)."""
+    lean: _builtins.bool
+    """Only what a player needs to play: no standings on game_finished entries and
+    no round tables on seated entries (your_seat is still set). With thousands
+    of entrants the full entries cost each watcher O(players) per game.
+    """
     def __init__(
         self,
         *,
         tournament_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
+        lean: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "lean", b"lean", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
