@@ -18,7 +18,8 @@ from tests.support.deploy import REPO_ROOT
 def test_the_wheel_carries_each_built_in_games_rules_schemas_and_cases(tmp_path: Path) -> None:
     source = tmp_path / "source"  # a copy as the image's build stage has it: the build writes there
     for part in ("shared", "services"):
-        shutil.copytree(REPO_ROOT / part, source / part, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+        shutil.copytree(REPO_ROOT / part, source / part,
+                        ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
     shutil.copy(REPO_ROOT / "pyproject.toml", source)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(tmp_path), str(source)], check=True, capture_output=True)
