@@ -166,8 +166,9 @@ class ClubEvenings:
 
     async def tell_seatings(self) -> int:
         """Each player seated in a round of an evening's tournament gets TOURNAMENT_SEATED once
-        (its table and seat; the same once-key as the tournament news, so the history makes up
-        for news missed while no replica listened); a finished tournament is no longer followed. How many were told."""
+        (its table and seat; the tournament news's once-key, so the history makes up for news
+        missed while no replica listened); a finished tournament is no longer followed. How many
+        were told."""
         index = self.keys.global_("evening-tournaments")
         told = 0
         for raw_id, raw_seen in (await self.redis.hgetall(index)).items():
@@ -190,8 +191,9 @@ class ClubEvenings:
             seat = tournament.seat_of(entrant.player_id, round_no)
             if seat is None or entrant.bot:
                 continue
-            told += await self.news.seated(entrant.player_id, tournament.tournament_id, tournament.settings.name,
-                                           round_no, seat[0], seat[1], tournament.table_id(round_no, seat[0]))
+            told += await self.news.seated(entrant.player_id, tournament.tournament_id,
+                                           tournament.settings.name, round_no, seat[0], seat[1],
+                                           tournament.table_id(round_no, seat[0]))
         return told
 
     async def _notice(self, club_id: str, at: float) -> None:

@@ -3,8 +3,9 @@ tables and its evenings' tournaments, per club, season and game.
 
 The clubs replicas share one durable JetStream consumer of game results; a result counts once
 (its id is kept in the club's slot by the same transaction that writes the ratings) and is
-acknowledged only after. Ratings are updated optimistically (WATCH/MULTI, retried on a conflict), so
-two results of one club rated at once by two replicas both count. A season starts each player from the rating the last season ended with.
+acknowledged only after. Ratings are updated optimistically (WATCH/MULTI, retried on a conflict),
+so two results of one club rated at once by two replicas both count. A season starts each player
+from the rating the last season ended with.
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ class ClubsService(Service):
         clubs_pb2_grpc.add_ClubsServiceServicer_to_server(self.servicer, server)
 
     async def start(self) -> None:
-        """Follow the tables' and tournaments' news for reminders and inboxes, send them, and deliver push jobs (when a
-        gateway is configured)."""
+        """Follow the tables' and tournaments' news for reminders and inboxes, send them, and
+        deliver push jobs (when a gateway is configured)."""
         kinds = [(name.removeprefix("NOTIFICATION_KIND_"),)
                  for name, value in clubs_pb2.NotificationKind.items()
                  if value != clubs_pb2.NOTIFICATION_KIND_UNSPECIFIED]
