@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from services.clubs.keys import Keys
 from services.clubs.ratings import ClubRatings
 from services.scoring.finished import FinishedGame
 from shared.infra.runtime import Runtime
 
+pytestmark = pytest.mark.integration
 GAMES = 8
 
 
