@@ -54,29 +54,37 @@ class TournamentNews:
             log.exception("tournament_news_failed", subject=msg.subject)
 
     async def tell(self, news: dict[str, Any]) -> bool:
-        """Notify the news's player (malformed or unknown kinds are ignored); False when told before."""
+        """Notify the news's player; False when told before or of a kind not for inboxes (a malformed
+        message raises KeyError or ValueError, which the subscriber logs)."""
         kind, player_id, tournament_id = news.get("kind"), str(news["player_id"]), str(news["tournament_id"])
         name = str(news.get("name", ""))
         if kind == "seated":
             return await self.seated(player_id, tournament_id, name, int(news["round"]),
                                      int(news["table"]) - 1, int(news["seat"]), str(news["table_id"]))
         if kind == "starting_soon":
-            if not await self._once("soon", tournament_id, player_id):
-                return False
-            await self.inbox.add(player_id, clubs_pb2.NOTIFICATION_KIND_TOURNAMENT_STARTING_SOON,
-                                 f"{name} starts soon", collapse_key=f"seated:{tournament_id}")
-            return True
+            return await self._once(("soon", tournament_id, player_id), player_id,
+                                    clubs_pb2.NOTIFICATION_KIND_TOURNAMENT_STARTING_SOON,
+                                    f"{name} starts soon",
+                                    collapse_key=f"seated:{tournament_id}")
         return False
 
     async def seated(self, player_id: str, tournament_id: str, name: str, round_no: int, table: int,
                      seat: int, table_id: str) -> bool:
         """Tell a player its table and seat of a round, once per (tournament, round, player)."""
-        if not await self._once("seated", tournament_id, str(round_no), player_id):
-            return False
-        await self.inbox.add(player_id, clubs_pb2.NOTIFICATION_KIND_TOURNAMENT_SEATED,
-                             f"{name}, round {round_no}: table {table + 1}, seat {seat}",
-                             collapse_key=f"seated:{tournament_id}", table_id=table_id)
-        return True
+        return await self._once(("seated", tournament_id, str(round_no), player_id), player_id,
+                                clubs_pb2.NOTIFICATION_KIND_TOURNAMENT_SEATED,
+                                f"{name}, round {round_no}: table {table + 1}, seat {seat}",
+                                collapse_key=f"seated:{tournament_id}", table_id=table_id)
 
-    async def _once(self, *parts: str) -> bool:
-        return bool(await self.redis.set(self.keys.global_(*parts), 1, nx=True, ex=ONCE_SECONDS))
+    async def _once(self, parts: tuple[str, ...], player_id: str, kind: int, text: str, collapse_key: str,
+                    **fields: str) -> bool:
+        """Add the notification unless its key was taken; a failed add gives the key back."""
+        key = self.keys.global_(*parts)
+        if not await self.redis.set(key, 1, nx=True, ex=ONCE_SECONDS):
+            return False
+        try:
+            await self.inbox.add(player_id, kind, text, collapse_key, None, **fields)
+        except Exception:
+            await self.redis.delete(key)
+            raise
+        return True
