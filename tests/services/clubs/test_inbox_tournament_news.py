@@ -1,10 +1,11 @@
 """Every tournament's news reaches its players' inboxes: "starts soon" once and "seated" once
-per round, with two clubs replicas listening (queue group and once-keys)."""
+per round, with two clubs replicas listening (queue group) and a seating news repeated (once-keys)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from collections.abc import Mapping
 
@@ -12,8 +13,10 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.host.runner import running_services
+from services.tournament import notify
 from shared.api.stammtisch.v1 import clubs_pb2 as K
 from shared.config import Settings
+from shared.infra.runtime import Runtime
 from shared.sdk import tournament as sdk
 from shared.sdk.client import Endpoints, StammtischClient
 from tests.support.clubs import rpc, until
@@ -34,7 +37,7 @@ async def kinds(client: object, kind: int) -> list[K.Notification]:
 
 
 async def test_two_players_hear_starting_soon_once_and_seated_once_per_round(
-        stack: Mapping[str, str], settings: Settings) -> None:
+        stack: Mapping[str, str], settings: Settings, runtime: Runtime) -> None:
     async with running_services(settings, ["clubs"]):  # a second clubs replica
         clients = [StammtischClient(Endpoints.of(stack)) for _ in range(2)]
         for index, client in enumerate(clients):
@@ -53,7 +56,12 @@ async def test_two_players_hear_starting_soon_once_and_seated_once_per_round(
             told = [await kinds(c, K.NOTIFICATION_KIND_TOURNAMENT_SEATED) for c in clients]
             return all(len(seated) >= ROUNDS for seated in told)
         await until(everyone_told)
-        await asyncio.sleep(1.0)  # a second replica's copy would have arrived by now
+        anna = clients[0].player_id
+        first = (await kinds(clients[0], K.NOTIFICATION_KIND_TOURNAMENT_SEATED))[-1]
+        repeated = {"kind": "seated", "tournament_id": tid, "name": "Zwei Runden", "player_id": anna,
+                    "round": 1, "table": 1, "table_id": first.table_id, "seat": 0}
+        await runtime.nats.publish(notify.subject(runtime, anna), json.dumps(repeated).encode())
+        await asyncio.sleep(1.0)  # a second replica's copy, or the repeated news, would be there by now
         for client in clients:
             seated = await kinds(client, K.NOTIFICATION_KIND_TOURNAMENT_SEATED)
             assert len(seated) == ROUNDS
