@@ -26,6 +26,7 @@ from services.clubs.clubs import Club, Clubs
 from services.clubs.inbox import Inbox
 from services.clubs.keys import Keys
 from services.clubs.ratings import ClubRatings
+from services.clubs.tournament_news import TournamentNews
 from services.lobby.catalog import MAX_TURN_SECONDS
 from services.lobby.players import PlayerNames
 from services.tournament import convert
@@ -88,9 +89,11 @@ def evening_of(message: clubs_pb2.ClubEvening) -> Evening:
 class ClubEvenings:
     """Schedules, opens and scores club evenings."""
 
-    def __init__(self, keys: Keys, clubs: Clubs, inbox: Inbox, names: PlayerNames, ratings: ClubRatings,
-                 tournaments: TournamentStore, default_turn: float, notice_seconds: float = 900.0) -> None:
+    def __init__(self, keys: Keys, clubs: Clubs, inbox: Inbox, news: TournamentNews, names: PlayerNames,
+                 ratings: ClubRatings, tournaments: TournamentStore, default_turn: float,
+                 notice_seconds: float = 900.0) -> None:
         self.keys = keys
+        self.news = news
         self.ratings = ratings
         self.redis = keys.runtime.redis
         self.clubs = clubs
@@ -163,7 +166,9 @@ class ClubEvenings:
 
     async def tell_seatings(self) -> int:
         """Each player seated in a round of an evening's tournament gets TOURNAMENT_SEATED once
-        (its table and seat); a finished tournament is no longer followed. How many were told."""
+        (its table and seat; the tournament news's once-key, so the history makes up for news
+        missed while no replica listened); a finished tournament is no longer followed. How many
+        were told."""
         index = self.keys.global_("evening-tournaments")
         told = 0
         for raw_id, raw_seen in (await self.redis.hgetall(index)).items():
@@ -184,15 +189,11 @@ class ClubEvenings:
         told = 0
         for entrant in tournament.players:
             seat = tournament.seat_of(entrant.player_id, round_no)
-            once = self.keys.global_("seated", tournament.tournament_id, str(round_no), entrant.player_id)
-            if seat is None or entrant.bot or not await self.redis.set(once, 1, nx=True, ex=7 * 86_400):
+            if seat is None or entrant.bot:
                 continue
-            where = f"round {round_no}: table {seat[0] + 1}, seat {seat[1]}"
-            await self.inbox.add(entrant.player_id, clubs_pb2.NOTIFICATION_KIND_TOURNAMENT_SEATED,
-                                 f"{tournament.settings.name}, {where}",
-                                 collapse_key=f"seated:{tournament.tournament_id}",
-                                 table_id=tournament.table_id(round_no, seat[0]))
-            told += 1
+            told += await self.news.seated(entrant.player_id, tournament.tournament_id,
+                                           tournament.settings.name, round_no, seat[0], seat[1],
+                                           tournament.table_id(round_no, seat[0]))
         return told
 
     async def _notice(self, club_id: str, at: float) -> None:

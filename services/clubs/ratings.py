@@ -2,8 +2,10 @@
 tables and its evenings' tournaments, per club, season and game.
 
 The clubs replicas share one durable JetStream consumer of game results; a result counts once
-(its id is kept in the club's slot by the same script that writes the ratings) and is
-acknowledged only after. A season starts each player from the rating the last season ended with.
+(its id is kept in the club's slot by the same transaction that writes the ratings) and is
+acknowledged only after. Ratings are updated optimistically (WATCH/MULTI, retried on a conflict),
+so two results of one club rated at once by two replicas both count. A season starts each player
+from the rating the last season ended with.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from dataclasses import asdict, dataclass
 
 import orjson
 from nats.aio.msg import Msg
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import WatchError
 
 from services.clubs.keys import Keys
 from services.scoring.finished import BadResult, FinishedGame
@@ -24,11 +29,6 @@ log = get_logger("clubs.ratings")
 
 DURABLE = "clubs-games"
 ACK_WAIT_SECONDS = 10.0
-_RECORD = """
-if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
-for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1
-"""
 
 
 @dataclass
@@ -52,7 +52,6 @@ class ClubRatings:
     def __init__(self, keys: Keys) -> None:
         self.keys = keys
         self.redis = keys.runtime.redis
-        self._record = self.redis.register_script(_RECORD)
 
     async def own_table(self, club_id: str, table_id: str) -> None:
         """Count the table's games for the club."""
@@ -72,13 +71,15 @@ class ClubRatings:
     def _key(self, club_id: str, season: int, game: str) -> str:
         return self.keys.club(club_id, f"ratings-{season}-{game}")
 
-    async def standings(self, club_id: str, season: int, game: str) -> dict[str, ClubRating]:
-        """Every rated member of the season's game."""
-        raw = await self.redis.hgetall(self._key(club_id, season, game))
+    async def standings(self, club_id: str, season: int, game: str,
+                        reader: Redis | Pipeline | None = None) -> dict[str, ClubRating]:
+        """Every rated member of the season's game (read through ``reader``, a watching pipeline)."""
+        raw = await (reader or self.redis).hgetall(self._key(club_id, season, game))
         return {player.decode(): ClubRating(**orjson.loads(doc)) for player, doc in raw.items()}
 
-    async def _start(self, club_id: str, season: int, game: str, players: list[str]) -> list[ClubRating]:
-        now = await self.standings(club_id, season, game)
+    async def _start(self, club_id: str, season: int, game: str, players: list[str],
+                     watching: Pipeline) -> list[ClubRating]:
+        now = await self.standings(club_id, season, game, watching)
         before = await self.standings(club_id, season - 1, game) if season > 1 else {}
         fresh = Rating()
         start = []
@@ -92,20 +93,32 @@ class ClubRatings:
         return start
 
     async def record(self, club_id: str, season: int, game: FinishedGame) -> bool:
-        """Rate one finished game of the club; False when it was counted before."""
+        """Rate one finished game of the club; False when it was counted before. Optimistic: the
+        ratings are read under WATCH and written in MULTI, so two results of one club rated at the
+        same moment (two replicas) are both counted, the later one again from the newer ratings."""
         seats = game.people()
         players = [game.player_ids[seat] for seat in seats]
         if len(set(players)) < 2:
             return False
-        current = await self._start(club_id, season, game.game, players)
-        after = rate([c.rating for c in current], [game.scores[seat] for seat in seats])
-        args: list[str | bytes] = [game.result_id]
-        for seat, player, before, rated in zip(seats, players, current, after, strict=True):
-            won = int(seat in game.winners)
-            args += [player, orjson.dumps(asdict(ClubRating(rated.mu, rated.sigma, before.games + 1,
-                                                            before.wins + won)))]
-        return bool(await self._record(keys=[self._key(club_id, season, game.game),
-                                             self.keys.club(club_id, "rated-results")], args=args))
+        key, rated_ids = self._key(club_id, season, game.game), self.keys.club(club_id, "rated-results")
+        async with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(key, rated_ids)
+                    if await pipe.sismember(rated_ids, game.result_id):
+                        return False
+                    current = await self._start(club_id, season, game.game, players, pipe)
+                    after = rate([c.rating for c in current], [game.scores[seat] for seat in seats])
+                    pipe.multi()
+                    pipe.sadd(rated_ids, game.result_id)
+                    for seat, player, before, rated in zip(seats, players, current, after, strict=True):
+                        won = int(seat in game.winners)
+                        pipe.hset(key, player, orjson.dumps(asdict(ClubRating(
+                            rated.mu, rated.sigma, before.games + 1, before.wins + won))))
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    continue
 
 
 class ClubResults(GameResultGroup):

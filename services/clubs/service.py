@@ -18,6 +18,7 @@ from services.clubs.limits import Limits
 from services.clubs.push import Devices, Outbox
 from services.clubs.ratings import ClubRatings, ClubResults
 from services.clubs.servicer import ClubServicer
+from services.clubs.tournament_news import TournamentNews
 from services.clubs.turns import TurnNotifier
 from services.host.base import Service
 from services.lobby.players import PlayerNames
@@ -48,7 +49,9 @@ class ClubsService(Service):
         names = PlayerNames(runtime)
         ratings = ClubRatings(keys)
         self.results = ClubResults(keys, ratings, self.clubs.season_of)
-        self.evenings = ClubEvenings(keys, self.clubs, self.inbox, names, ratings, TournamentStore(runtime),
+        self.tournament_news = TournamentNews(keys, self.inbox)
+        self.evenings = ClubEvenings(keys, self.clubs, self.inbox, self.tournament_news, names, ratings,
+                                     TournamentStore(runtime),
                                      settings.turn_seconds, settings.club_evening_notice_seconds)
         self.servicer = ClubServicer(self.friends, self.clubs, Chat(keys), self.inbox, self.devices,
                                      Limits(keys), names, Lobby(runtime), self.turns, self.evenings, ratings)
@@ -57,8 +60,8 @@ class ClubsService(Service):
         clubs_pb2_grpc.add_ClubsServiceServicer_to_server(self.servicer, server)
 
     async def start(self) -> None:
-        """Follow the tables' news for reminders, send them, and deliver push jobs (when a
-        gateway is configured)."""
+        """Follow the tables' and tournaments' news for reminders and inboxes, send them, and
+        deliver push jobs (when a gateway is configured)."""
         kinds = [(name.removeprefix("NOTIFICATION_KIND_"),)
                  for name, value in clubs_pb2.NotificationKind.items()
                  if value != clubs_pb2.NOTIFICATION_KIND_UNSPECIFIED]
@@ -67,6 +70,7 @@ class ClubsService(Service):
         count_from_zero(PUSH_SENT, kinds)
         count_from_zero(PUSH_FAILED, [("gave_up",)])
         await self.turns.start()
+        await self.tournament_news.start()
         await self.results.start()
         self.spawn(self.turns.send_forever(), "turns")
         self.spawn(self.turns.catch_up(), "turns-catch-up")
@@ -77,6 +81,7 @@ class ClubsService(Service):
     async def stop(self) -> None:
         """Stop following news, then the background work."""
         await self.turns.stop()
+        await self.tournament_news.stop()
         await super().stop()
         await self.results.stop()
 

@@ -118,6 +118,7 @@ class _NotificationKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Noti
     NOTIFICATION_KIND_GAME_OVER: _NotificationKind.ValueType  # 7
     NOTIFICATION_KIND_CLUB_EVENING: _NotificationKind.ValueType  # 8
     NOTIFICATION_KIND_TOURNAMENT_SEATED: _NotificationKind.ValueType  # 9
+    NOTIFICATION_KIND_TOURNAMENT_STARTING_SOON: _NotificationKind.ValueType  # 10
 
 class NotificationKind(_NotificationKind, metaclass=_NotificationKindEnumTypeWrapper): ...
 
@@ -131,6 +132,7 @@ NOTIFICATION_KIND_TIME_ALMOST_UP: NotificationKind.ValueType  # 6
 NOTIFICATION_KIND_GAME_OVER: NotificationKind.ValueType  # 7
 NOTIFICATION_KIND_CLUB_EVENING: NotificationKind.ValueType  # 8
 NOTIFICATION_KIND_TOURNAMENT_SEATED: NotificationKind.ValueType  # 9
+NOTIFICATION_KIND_TOURNAMENT_STARTING_SOON: NotificationKind.ValueType  # 10
 Global___NotificationKind: _TypeAlias = NotificationKind  # noqa: Y015
 
 class _PushPlatform:

@@ -6,6 +6,16 @@ import { Connections, type ConnectOptions, type ServiceName } from "./connection
 import { refusalOrError, retryable } from "./errors.js";
 import { AccountService, type LoginDeviceResponse, type RefreshTokenResponse } from "./gen/stammtisch/v1/accounts_pb.js";
 import { ArbiterService } from "./gen/stammtisch/v1/arbiter_pb.js";
+import {
+  ClubsService,
+  FriendState,
+  type Club,
+  type ClubMessage,
+  type Friend,
+  type JoinTableByCodeResponse,
+  type ListInboxResponse,
+  type WatchInboxResponse,
+} from "./gen/stammtisch/v1/clubs_pb.js";
 import { EngineService } from "./gen/stammtisch/v1/engine_pb.js";
 import { HistoryService, type GetReplayResponse } from "./gen/stammtisch/v1/history_pb.js";
 import { LobbyService, type GameInfo, type QuickMatchResponse, type Table } from "./gen/stammtisch/v1/lobby_pb.js";
@@ -68,6 +78,9 @@ export class StammtischClient {
   }
   get tournaments() {
     return this.client(TournamentService, "tournament");
+  }
+  get clubs() {
+    return this.client(ClubsService, "clubs");
   }
 
   /** Stop the refresh timer and close every connection. */
@@ -156,6 +169,18 @@ export class StammtischClient {
 
   async ready(tableId: string, ready = true): Promise<Table> {
     return (await this.lobby.setReady({ tableId, ready })).table!;
+  }
+
+  /** A private table (not listed; guests come by invitation or its code): the table and its code. */
+  async createPrivateTable(game: string, seats: number, options: { gameOptions?: JsonObject; turnSeconds?: number } = {}): Promise<{ table: Table; code: string }> {
+    const reply = await this.lobby.createTable({
+      game,
+      seats,
+      join: true,
+      private: true,
+      options: { gameOptions: options.gameOptions ?? {}, turnSeconds: options.turnSeconds },
+    });
+    return { table: await this.remember(reply.table), code: reply.code };
   }
 
   async addBot(tableId: string, level = ""): Promise<Table> {
@@ -317,6 +342,81 @@ export class StammtischClient {
       [whole.complete, whole.nextAfterSeq] = [page.complete, page.nextAfterSeq];
     }
     return whole!;
+  }
+
+  // -- friends, clubs, invitations, inbox (ClubsService) --------------------------------
+
+  /** Ask a player to be friends (accepting theirs when they asked first). */
+  async requestFriend(playerId: string): Promise<Friend> {
+    return (await this.clubs.requestFriend({ playerId })).friend!;
+  }
+
+  /** Accept (or decline) a player's friend request. */
+  async answerFriendRequest(playerId: string, accept = true): Promise<Friend | undefined> {
+    return (await this.clubs.answerFriendRequest({ playerId, accept })).friend;
+  }
+
+  /** Every relation in `state` (friends by default) with presence, all pages. */
+  async friends(state: FriendState = FriendState.FRIEND): Promise<Friend[]> {
+    const found: Friend[] = [];
+    let pageToken = "";
+    do {
+      const reply = await this.clubs.listFriends({ state, pageToken, pageSize: 200 });
+      found.push(...reply.friends);
+      pageToken = reply.nextPageToken;
+    } while (pageToken);
+    return found;
+  }
+
+  async createClub(name: string, options: { description?: string; joinPolicy?: number; timeZone?: string } = {}): Promise<Club> {
+    return (await this.clubs.createClub({ name, ...options })).club!;
+  }
+
+  /** Join a club by its 6-character code (a club that needs an invitation), or a public one by id. */
+  async joinClub(by: { code: string } | { clubId: string }): Promise<Club> {
+    return (await this.clubs.joinClub(by)).club!;
+  }
+
+  async sendClubMessage(clubId: string, text: string): Promise<ClubMessage> {
+    return (await this.clubs.sendClubMessage({ clubId, text })).message!;
+  }
+
+  /** The club's newest chat lines (up to `limit`, before message `beforeId` when given). */
+  async clubMessages(clubId: string, limit = 50, beforeId = 0n): Promise<ClubMessage[]> {
+    return (await this.clubs.listClubMessages({ clubId, limit, beforeId })).messages;
+  }
+
+  /** Invite a friend or fellow member to a private table, optionally holding a seat for them. */
+  async inviteToTable(tableId: string, playerId: string, options: { holdSeat?: boolean; holdSeconds?: number } = {}): Promise<void> {
+    await this.clubs.inviteToTable({ tableId, playerId, ...options });
+  }
+
+  /** Sit down at a private table by its code (a seat, or the first free one). */
+  async joinTableByCode(code: string, seat?: number): Promise<JoinTableByCodeResponse> {
+    const reply = await this.clubs.joinTableByCode({ code, seat });
+    await this.getTable(reply.tableId);
+    return reply;
+  }
+
+  /** One page of the inbox, newest first, with the unread count. */
+  async inbox(options: { pageSize?: number; pageToken?: string; unreadOnly?: boolean } = {}): Promise<ListInboxResponse> {
+    return this.clubs.listInbox(options);
+  }
+
+  async unreadCount(): Promise<number> {
+    return (await this.clubs.listInbox({ pageSize: 1 })).unreadCount;
+  }
+
+  /** Mark notifications read (`"all"`: every one); the unread count after. */
+  async markRead(ids: string[] | "all"): Promise<number> {
+    const request = ids === "all" ? { all: true } : { notificationIds: ids };
+    return (await this.clubs.markRead(request)).unreadCount;
+  }
+
+  /** The live inbox (WatchInbox): first the unread count, then each new notification; the
+   * player shows as online to friends while it is open. Ends when `signal` aborts. */
+  async *watchInbox(signal?: AbortSignal): AsyncGenerator<WatchInboxResponse> {
+    yield* this.clubs.watchInbox({}, { signal });
   }
 
   // -- tournaments -----------------------------------------------------------------------

@@ -3,7 +3,7 @@ import { Code, ConnectError, type Interceptor, type Transport } from "@connectrp
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 
 /** The services of proto/README.md "Services and ports" (accounts and history share the lobby's). */
-export const SERVICE_NAMES = ["lobby", "engine", "arbiter", "scoring", "tournament"] as const;
+export const SERVICE_NAMES = ["lobby", "engine", "arbiter", "scoring", "tournament", "clubs"] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** gRPC's default receive limit, kept on purpose: a client must get by with it (replays are paged). */
@@ -18,7 +18,7 @@ export type ConnectOptions =
 /** The options named by the environment (the test harness's contract): `STAMMTISCH_DOOR`
  * (`grpcs://host:port`, `grpc://host:port` or `host:port`, the latter meaning TLS) with
  * `STAMMTISCH_CA` (a PEM file), else `STAMMTISCH_LOBBY`, `STAMMTISCH_ENGINE`, `STAMMTISCH_ARBITER`,
- * `STAMMTISCH_SCORING` and `STAMMTISCH_TOURNAMENT` (each `host:port`, plaintext). */
+ * `STAMMTISCH_SCORING`, `STAMMTISCH_TOURNAMENT` and `STAMMTISCH_CLUBS` (each `host:port`, plaintext). */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): ConnectOptions {
   if (env.STAMMTISCH_DOOR) {
     const door = env.STAMMTISCH_DOOR.includes("://") ? env.STAMMTISCH_DOOR : `grpcs://${env.STAMMTISCH_DOOR}`;

@@ -5,6 +5,7 @@ export { PlayStream, CATCH_UP_BATCH } from "./play.js";
 export { actionMessage, closedReason, decodeUpdate, finished, legalActions, type GameAction, type Json, type Update } from "./update.js";
 export * from "./gen/stammtisch/v1/accounts_pb.js";
 export * from "./gen/stammtisch/v1/arbiter_pb.js";
+export * from "./gen/stammtisch/v1/clubs_pb.js";
 export * from "./gen/stammtisch/v1/common_pb.js";
 export * from "./gen/stammtisch/v1/engine_pb.js";
 export * from "./gen/stammtisch/v1/errors_pb.js";
