@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from shared.api.stammtisch.v1 import lobby_pb2
-from shared.config import Settings
+from shared.config import SERVICE_NAMES, Settings
 from shared.rpc.tls import development_certificates
 from shared.sdk.client import Endpoints, RefusedAction, StammtischClient
 from tests.support.door import OpenDoor, client_from, door_in_front
@@ -31,8 +31,7 @@ async def _still_serves(opened: OpenDoor) -> None:
 
 async def test_plaintext_http2_on_the_tls_port_is_refused(settings: Settings, tmp_path: Path) -> None:
     async with door_in_front(settings, tmp_path) as opened:
-        async with StammtischClient(Endpoints.of(dict.fromkeys(("lobby", "engine", "arbiter", "scoring",
-                                                                  "tournament"), opened.address))) as plain:
+        async with StammtischClient(Endpoints.of(dict.fromkeys(SERVICE_NAMES, opened.address))) as plain:
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await asyncio.wait_for(plain.games(), 10)
         assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
