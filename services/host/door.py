@@ -24,9 +24,8 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
 from services.host.base import Service
-from services.host.workers import die_with_parent
 from shared.config import Settings
-from shared.infra.local import answers, free_port
+from shared.infra.local import answers, free_port, tied_to_this_process
 from shared.obs.logs import get_logger
 from shared.rpc.tls import certificate_name, development_certificates, file_stamps
 from shared.sdk.client import TABLE_HEADER
@@ -159,8 +158,10 @@ class Door:
         log.info("door_open", address=self.address, ca=self.ca, pid=self.process.pid)
 
     def _start(self) -> None:
-        self.process = subprocess.Popen(self._command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True, preexec_fn=die_with_parent)
+        # Restarts come from the door's own watch thread, which lives as long as nginx should.
+        self.process = subprocess.Popen(tied_to_this_process(self._command, from_any_thread=True),
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True)
         deadline = time.monotonic() + START_SECONDS
         while not answers(self.address):
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.config import SERVICE_NAMES
-from shared.infra.local import dies_with_parent, free_port
+from shared.infra.local import free_port, tied_to_this_process
 
 STAMMTISCH = str(Path(sys.executable).parent / "stammtisch")
 _ENDPOINT = re.compile(r"\s+(\w+)\s+(?:grpcs?|http|redis|nats)://(\S+)")
@@ -112,9 +112,9 @@ def start_stack(overrides: Mapping[str, str], data_dir: Path, timeout: float = 6
     with log_path.open("w") as log:
         # The stack dies with its launcher (SIGTERM, a clean stop): a load test that crashed or
         # was killed must not leave servers behind.
-        process = subprocess.Popen([STAMMTISCH, "up", "--workers", str(workers)],
+        process = subprocess.Popen(tied_to_this_process([STAMMTISCH, "up", "--workers", str(workers)]),
                                    env=stack_env(overrides, data_dir), stdout=subprocess.PIPE,
-                                   stderr=log, text=True, preexec_fn=dies_with_parent())
+                                   stderr=log, text=True)
     endpoints: dict[str, str] = {}
     pids: list[int] = []
     table_ports: dict[str, list[int]] = {}

@@ -16,17 +16,14 @@ session's servers need no persistence and run without it (faster).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -96,32 +93,21 @@ class LocalServer:
                 self.process.wait()
 
 
-_PR_SET_PDEATHSIG = 1
-
-
-def dies_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` after which the child gets SIGTERM when this process dies, so a launcher
-    killed by the OOM killer leaves no orphans (Linux). None off the main thread: the kernel ties
-    the signal to the thread that forked, and a helper thread may end long before the process."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def set_signal() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    return set_signal
+def tied_to_this_process(command: list[str], from_any_thread: bool = False) -> list[str]:
+    """``command`` run so that it gets SIGTERM when this process dies (Linux's parent-death signal,
+    set by util-linux's ``setpriv`` before it execs the command): a launcher killed by the OOM
+    killer leaves no orphans. Not a ``preexec_fn``: Python code between fork and exec can crash
+    the child of a process with gRPC's threads. The kernel ties the signal to the forking thread,
+    so off the main thread only with ``from_any_thread`` (a thread that lives as long as the child)."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or not (from_any_thread or threading.current_thread() is threading.main_thread()):
+        return command
+    return [setpriv, "--pdeathsig", "TERM", "--", *command]
 
 
 def _spawn(command: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            preexec_fn=dies_with_parent())
+    return subprocess.Popen(tied_to_this_process(command), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 #: Ports :func:`free_port` handed out in this process (bounded: cleared when full).
