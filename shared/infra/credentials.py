@@ -84,16 +84,7 @@ def local_logins(data_dir: Path) -> ServerLogins:
     restarted `up` opens its servers' data with the same ones."""
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / FILE_NAME
-    if not path.exists():
-        draft = write_private(data_dir / f".{FILE_NAME}.{os.getpid()}",
-                              json.dumps(asdict(ServerLogins.fresh())))
-        try:
-            os.link(draft, path)  # fails if another `up` made it first: theirs wins
-        except FileExistsError:
-            pass
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                draft.unlink()
+    write_once(path, json.dumps(asdict(ServerLogins.fresh())))
     saved = json.loads(path.read_text())
     return ServerLogins(Login(**saved["redis"]), Login(**saved["nats"]))
 
@@ -106,3 +97,18 @@ def write_private(path: Path, text: str) -> Path:
         out.write(text)
     os.chmod(path, 0o600)  # an older file keeps its mode through O_CREAT
     return path
+
+
+def write_once(path: Path, text: str) -> None:
+    """Create ``path`` (mode 0600) holding ``text`` unless it exists; when two processes race,
+    the first file made wins whole (written aside, then linked into place)."""
+    if path.exists():
+        return
+    draft = write_private(path.with_name(f".{path.name}.{os.getpid()}"), text)
+    try:
+        os.link(draft, path)
+    except FileExistsError:
+        pass
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            draft.unlink()

@@ -10,13 +10,12 @@ one: its replicas must share a secret, which only the operator can give them.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
 import secrets
 from pathlib import Path
 
 from shared.config import Settings
+from shared.infra.credentials import write_once
 from shared.rpc.auth import check_secret
 
 FILE_NAME = "token-secret"
@@ -26,18 +25,7 @@ def local_token_secret(data_dir: Path) -> str:
     """The secret in ``data_dir``, made (atomically, mode 0600) when there is none yet."""
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / FILE_NAME
-    if not path.exists():
-        draft = data_dir / f".{FILE_NAME}.{os.getpid()}"
-        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_urlsafe(32) + "\n")
-        try:
-            os.link(draft, path)  # fails if another `up` made it first: theirs wins
-        except FileExistsError:
-            pass
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                draft.unlink()
+    write_once(path, secrets.token_urlsafe(32) + "\n")
     return path.read_text().strip()
 
 
