@@ -70,7 +70,7 @@ class Chat:
         """One line, else NotFound."""
         doc = await self.redis.hget(self.keys.club(club_id, "chat"), str(message_id))
         if doc is None:
-            raise NotFound("message not found")
+            raise NotFound("message")
         return Line(**orjson.loads(doc))
 
     async def delete(self, club_id: str, line: Line) -> None:

@@ -87,14 +87,14 @@ class Clubs:
         """The club, else NotFound."""
         doc = await self.redis.get(self.keys.club(check_club_id(club_id), "doc"))
         if doc is None:
-            raise NotFound("club not found")
+            raise NotFound("club")
         return Club(**orjson.loads(doc))
 
     async def by_code(self, code: str) -> Club:
         """The club of a join code, else NotFound."""
         club_id = await self.redis.get(self.keys.global_("code", normal_code(code)))
         if club_id is None:
-            raise NotFound("no club has this code")
+            raise NotFound("a club with this code")
         return await self.get(club_id.decode())
 
     async def save(self, club: Club) -> None:

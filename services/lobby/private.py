@@ -54,5 +54,5 @@ class TableCodes:
         """The table id of a code, else NotFound."""
         found = await self.runtime.redis.get(self.key(normal_code(code)))
         if found is None:
-            raise NotFound("no table has this code")
+            raise NotFound("a private table with this code")
         return str(found.decode())

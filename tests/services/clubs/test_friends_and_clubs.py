@@ -168,8 +168,11 @@ async def test_a_club_with_code_roles_chat_and_moderation(players: list[Stammtis
 
 async def test_code_guesses_are_rate_limited(players: list[StammtischClient]) -> None:
     carla = players[2]
-    codes = [await refused(carla, "JoinClub", code="ABCDEF") for _ in range(11)]
-    assert codes == [Code.NOT_FOUND] * 10 + [Code.RESOURCE_EXHAUSTED]
+    with pytest.raises(grpc.aio.AioRpcError) as wrong:
+        await rpc(carla, "JoinClub", code="ABCDEF")
+    assert wrong.value.details() == "a club with this code not found"  # said once, as a sentence
+    codes = [await refused(carla, "JoinClub", code="ABCDEF") for _ in range(10)]
+    assert codes == [Code.NOT_FOUND] * 9 + [Code.RESOURCE_EXHAUSTED]
 
 
 async def test_the_inbox_is_live_and_pushes_with_retries(players: list[StammtischClient],
